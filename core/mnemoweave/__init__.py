@@ -1,0 +1,22 @@
+"""mnemoweave: local long-term memory for coding agents.
+
+Importing the package stays cheap (no typing, no third-party modules): everything heavy
+loads when first used.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+__all__ = ["Engine", "__version__"]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .engine import Engine
+
+
+def __getattr__(name: str) -> object:
+    if name == "Engine":
+        from .engine import Engine
+
+        return Engine
+    raise AttributeError(f"module 'mnemoweave' has no attribute {name!r}")

@@ -1,0 +1,317 @@
+"""The `mnemoweave` command line. Read commands take --json; bad input exits 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import MnemoweaveError
+from .model import MEMORY_KINDS, ROLES, Memory
+
+USER_ERROR = 2
+
+
+class UserError(click.ClickException):
+    """Shown as one line on stderr; exit status 2 (the input was wrong, nothing changed)."""
+
+    exit_code = USER_ERROR
+
+
+class MnemoweaveGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:  # bad option or argument: one line, no usage dump
+            raise UserError(exc.format_message()) from None
+        except MnemoweaveError as exc:
+            raise UserError(str(exc)) from None
+        except sqlite3.Error as exc:
+            raise click.ClickException(f"store error: {exc}") from None
+
+
+def _engine() -> Any:
+    from .engine import Engine
+
+    return Engine()
+
+
+def _emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _text_arg(text: str | None) -> str:
+    if text is None or text == "-":
+        return sys.stdin.read()
+    return text
+
+
+def _age(ts: float) -> str:
+    seconds = max(0.0, time.time() - ts)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
+
+
+def _one_line(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _memory_line(memory: Memory) -> str:
+    scope = memory.project or "global"
+    return (
+        f"{memory.id}  [{memory.kind}] {_one_line(memory.body)}  ({scope}, {_age(memory.updated)})"
+    )
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+kind_option = click.option("--kind", type=click.Choice(MEMORY_KINDS), help="Memory kind.")
+
+
+@click.group(cls=MnemoweaveGroup)
+@click.version_option(package_name="mnemoweave")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Data dir (default: $MNEMOWEAVE_HOME or ~/.mnemoweave).",
+)
+def cli(home: Path | None) -> None:
+    """Local long-term memory for coding agents."""
+    if home is not None:
+        os.environ["MNEMOWEAVE_HOME"] = str(home)
+
+
+@cli.command()
+@click.argument("text", required=False)
+@kind_option
+@click.option("--project", "-p", default="", help="Project scope ('' = global).")
+@click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--importance", "-i", type=click.IntRange(1, 5), help="1 (trivia) to 5 (rule).")
+@click.option("--title", help="Short title (default: the first line).")
+@json_option
+def remember(
+    text: str | None,
+    kind: str | None,
+    project: str,
+    tags: tuple[str, ...],
+    importance: int | None,
+    title: str | None,
+    as_json: bool,
+) -> None:
+    """Store a memory (TEXT, or - for stdin). Exact duplicates merge."""
+    with _engine() as engine:
+        result = engine.remember(
+            _text_arg(text),
+            kind=kind or "fact",
+            project=project,
+            tags=tags,
+            importance=importance,
+            title=title,
+        )
+    if as_json:
+        _emit(result.to_dict())
+    elif result.action == "skipped":
+        click.echo(f"nothing stored ({result.reason})")
+    else:
+        click.echo(f"{result.action} {result.id}")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-k", "k", type=int, help="How many hits (default from config: search_k).")
+@click.option("--project", "-p", help="Only this project and global memories.")
+@kind_option
+@click.option(
+    "--in",
+    "source",
+    type=click.Choice(["memories", "turns", "all"]),
+    default="memories",
+    show_default=True,
+    help="What to search.",
+)
+@json_option
+def search(
+    query: str, k: int | None, project: str | None, kind: str | None, source: str, as_json: bool
+) -> None:
+    """Find memories (or raw turns) matching QUERY, in Chinese or English."""
+    with _engine() as engine:
+        hits = engine.search(query, k=k, project=project, kind=kind, source=source)
+    if as_json:
+        _emit({"hits": [hit.to_dict() for hit in hits]})
+        return
+    if not hits:
+        click.echo("no hits")
+    for hit in hits:
+        scope = hit.project or "global"
+        click.echo(
+            f"{hit.id}  {hit.score:6.2f}  [{hit.kind}] {_one_line(hit.text)}  "
+            f"({scope}, {_age(hit.created)})"
+        )
+
+
+@cli.command()
+@click.argument("ref", metavar="ID")
+@json_option
+def get(ref: str, as_json: bool) -> None:
+    """Show one memory (m_N) or raw turn (t_N) in full."""
+    with _engine() as engine:
+        record = engine.get(ref)
+    data = record.to_dict()
+    if as_json:
+        _emit(data)
+        return
+    for name, value in data.items():
+        if name not in ("body", "text") and value not in (None, "", [], ()):
+            click.echo(f"{name}: {value}")
+    click.echo("")
+    click.echo(data.get("body") or data.get("text"))
+
+
+@cli.command("list")
+@click.option("-n", "n", type=int, default=20, show_default=True, help="How many.")
+@kind_option
+@click.option("--project", "-p", help="Only this project and global memories.")
+@click.option("--trash", is_flag=True, help="List the trash instead.")
+@json_option
+def list_(n: int, kind: str | None, project: str | None, trash: bool, as_json: bool) -> None:
+    """List recent memories, newest first."""
+    with _engine() as engine:
+        memories = engine.list(n, kind=kind, project=project, trashed=trash)
+    if as_json:
+        _emit({"memories": [m.to_dict() for m in memories]})
+        return
+    if not memories:
+        click.echo("the trash is empty" if trash else "no memories")
+    for memory in memories:
+        click.echo(_memory_line(memory))
+
+
+def _report(result: Any) -> None:
+    click.echo(f"{result.action} {result.id}" + (f" ({result.reason})" if result.reason else ""))
+
+
+@cli.command()
+@click.argument("ref", metavar="ID")
+def forget(ref: str) -> None:
+    """Move a memory to the trash (undo with `restore`)."""
+    with _engine() as engine:
+        _report(engine.forget(ref))
+
+
+@cli.command()
+@click.argument("ref", metavar="ID")
+def restore(ref: str) -> None:
+    """Take a memory out of the trash."""
+    with _engine() as engine:
+        _report(engine.restore(ref))
+
+
+@cli.command()
+@click.argument("ref", metavar="ID", required=False)
+@click.option("--expired", is_flag=True, help="Purge memories trashed longer than trash_days.")
+def purge(ref: str | None, expired: bool) -> None:
+    """Delete a memory or turn for good (no undo)."""
+    if bool(ref) == expired:
+        raise UserError("give either an ID or --expired")
+    with _engine() as engine:
+        if expired:
+            refs = engine.purge_expired()
+            click.echo(
+                f"purged {len(refs)} expired memories" + (f": {' '.join(refs)}" if refs else "")
+            )
+        else:
+            _report(engine.purge(ref))
+
+
+@cli.command()
+@click.argument("text", required=False)
+@click.option("--session", "-s", required=True, help="Session id.")
+@click.option("--role", "-r", required=True, type=click.Choice(ROLES))
+@click.option("--host", default="", help="Host name (claude-code, opencode, dsh, ...).")
+@click.option("--project", "-p", default="", help="Project scope.")
+@json_option
+def ingest(
+    text: str | None, session: str, role: str, host: str, project: str, as_json: bool
+) -> None:
+    """Store one raw turn (TEXT, or - for stdin)."""
+    with _engine() as engine:
+        result = engine.ingest(session, role, _text_arg(text), host=host, project=project)
+    if as_json:
+        _emit(result.to_dict())
+    else:
+        _report(result)
+
+
+@cli.command("import")
+@click.argument("path", type=click.Path(path_type=Path))
+@json_option
+def import_(path: Path, as_json: bool) -> None:
+    """Import turns (.jsonl) and memories (.md) from a file or directory."""
+    with _engine() as engine:
+        counts = engine.import_path(path)
+    if as_json:
+        _emit(counts)
+    else:
+        click.echo(", ".join(f"{n} {name}" for name, n in counts.items()))
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+def export(directory: Path) -> None:
+    """Write memories as Markdown (and turns as JSONL) into DIRECTORY."""
+    with _engine() as engine:
+        for path in engine.export(directory):
+            click.echo(str(path))
+
+
+@cli.command()
+@json_option
+def status(as_json: bool) -> None:
+    """What is stored, where, and which versions."""
+    with _engine() as engine:
+        data = engine.status()
+    if as_json:
+        _emit(data)
+        return
+    counts = data["counts"]
+    click.echo(f"data dir  {data['data_dir']}")
+    click.echo("stored    " + ", ".join(f"{n} {name}" for name, n in counts.items()))
+    click.echo(f"pending   {data['pending_cards']} cards await review")
+    click.echo("versions  " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()))
+
+
+@cli.command()
+@click.option("--repair", is_flag=True, help="Rebuild what can be rebuilt (indexes).")
+@json_option
+def doctor(repair: bool, as_json: bool) -> None:
+    """Check the store, its indexes, versions and paths. Exits 1 if something is wrong."""
+    with _engine() as engine:
+        checks = engine.doctor(repair=repair)
+    ok = all(check.ok for check in checks)
+    if as_json:
+        _emit({"ok": ok, "checks": [check.to_dict() for check in checks]})
+    else:
+        for check in checks:
+            click.echo(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+    if not ok:
+        sys.exit(1)
+
+
+@cli.command()
+def demo() -> None:
+    """Show mnemoweave working on a small built-in sample (in a separate demo store)."""
+    from .demo import run
+
+    run(click.echo)
+
+
+def main() -> None:
+    cli(prog_name="mnemoweave")

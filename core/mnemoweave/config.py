@@ -1,0 +1,66 @@
+"""Where mnemoweave keeps its data, and its settings.
+
+Settings come from defaults < `$MNEMOWEAVE_HOME/config.toml` < `MNEMOWEAVE_*` environment
+< explicit overrides (CLI flags). This module is the one place that resolves the data dir.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInput
+
+
+def data_dir() -> Path:
+    """The data dir: `$MNEMOWEAVE_HOME`, else `~/.mnemoweave`."""
+    home = os.environ.get("MNEMOWEAVE_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".mnemoweave"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting, with its default."""
+
+    trash_days: int = 30
+    """Days a forgotten memory stays in the trash before `purge --expired` removes it."""
+    default_importance: int = 3
+    """Importance (1-5) given to a memory when none is stated."""
+    search_k: int = 10
+    """Hits returned by `search` when `-k` is not given."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _coerce(name: str, value: Any, kind: type) -> Any:
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"setting {name}: expected {kind.__name__}, got {value!r}") from None
+
+
+def load_config(home: Path | None = None, **overrides: Any) -> Config:
+    """Build the effective Config for a data dir."""
+    home = home or data_dir()
+    values: dict[str, Any] = {}
+    path = home / "config.toml"
+    if path.is_file():
+        try:
+            values.update(tomllib.loads(path.read_text(encoding="utf-8")))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"{path}: not valid TOML ({exc})") from None
+    known = {f.name: f for f in fields(Config)}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise InvalidInput(f"{path}: unknown setting(s): {', '.join(unknown)}")
+    for name in known:
+        env = os.environ.get(f"MNEMOWEAVE_{name.upper()}")
+        if env is not None:
+            values[name] = env
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    typed = {n: _coerce(n, v, type(getattr(Config, n))) for n, v in values.items()}
+    return replace(Config(), **typed)

@@ -1,0 +1,116 @@
+"""`status` (what is stored) and `doctor` (is everything sound)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import __version__, text
+from .store import fts
+from .store import memories as memories_table
+from .store import turns as turns_table
+from .store.db import transaction
+from .store.migrations import MIGRATIONS, applied
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+def _size(paths: list[Path]) -> int:
+    return sum(p.stat().st_size for p in paths if p.is_file())
+
+
+def status(engine: Engine) -> dict[str, Any]:
+    db = engine.db
+    counts = {
+        table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        for table in ("turns", "memories", "cards", "skills")
+    }
+    by_status = dict(db.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall())
+    names = applied(db)
+    return {
+        "counts": counts,
+        "memories_by_status": by_status,
+        "pending_cards": db.execute(
+            "SELECT count(*) FROM cards WHERE status = 'pending'"
+        ).fetchone()[0],
+        "data_dir": str(engine.home),
+        "db_path": str(engine.db_path),
+        "sizes": {
+            "db_bytes": _size(
+                [
+                    engine.db_path.with_name(engine.db_path.name + suffix)
+                    for suffix in ("", "-wal", "-shm")
+                ]
+            ),
+            "data_dir_bytes": _size(list(engine.home.rglob("*"))),
+        },
+        "versions": {
+            "mnemoweave": __version__,
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+            "schema": names[-1] if names else None,
+        },
+    }
+
+
+def doctor(engine: Engine, repair: bool = False) -> list[Check]:
+    """Run every check; with `repair`, rebuild what can be rebuilt (the FTS indexes)."""
+    db = engine.db  # opening creates the data dir and applies migrations
+    checks = [
+        Check("python", sys.version_info >= (3, 11), platform.python_version()),
+        Check("data dir", os.access(engine.home, os.W_OK), str(engine.home)),
+    ]
+    result = db.execute("PRAGMA integrity_check").fetchone()[0]
+    checks.append(Check("store integrity", result == "ok", f"{engine.db_path}: {result}"))
+    mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+    checks.append(Check("journal mode", mode == "wal", mode))
+    wanted = [m.__name__ for m in MIGRATIONS]
+    have = applied(db)
+    checks.append(
+        Check(
+            "schema",
+            have == wanted,
+            f"applied {len(have)}/{len(wanted)}: {have[-1] if have else 'none'}",
+        )
+    )
+    for table, module in (("memories", memories_table), ("turns", turns_table)):
+        missing, extra = fts.missing_and_extra(db, table)
+        if (missing or extra) and repair:
+            with transaction(db):
+                module.reindex(db)
+            missing, extra = fts.missing_and_extra(db, table)
+        ok = not missing and not extra
+        detail = "consistent" if ok else f"{missing} rows not indexed, {extra} stale entries"
+        checks.append(
+            Check(
+                f"full-text index ({table})",
+                ok,
+                detail + ("" if ok or repair else "; run `mnemoweave doctor --repair`"),
+            )
+        )
+    words = text.tokens("以后代码注释都用英文")
+    cache = text.jieba_cache_file()
+    checks.append(
+        Check(
+            "chinese segmentation",
+            "注释" in words and cache.is_file(),
+            f"{' / '.join(words)}; cache {cache}",
+        )
+    )
+    return checks

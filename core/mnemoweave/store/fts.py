@@ -1,0 +1,47 @@
+"""Full-text index over jieba-segmented text (FTS5, BM25)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from ..text import segment, tokens
+
+
+def index(db: sqlite3.Connection, table: str, rowid: int, text: str) -> None:
+    db.execute(f"INSERT INTO {table}_fts (rowid, text) VALUES (?, ?)", (rowid, segment(text)))
+
+
+def unindex(db: sqlite3.Connection, table: str, rowid: int) -> None:
+    db.execute(f"DELETE FROM {table}_fts WHERE rowid = ?", (rowid,))
+
+
+def compact(db: sqlite3.Connection, table: str) -> None:
+    """Merge the index segments so deleted rows leave no tokens behind."""
+    db.execute(f"INSERT INTO {table}_fts ({table}_fts) VALUES ('optimize')")
+
+
+def replace_all(db: sqlite3.Connection, table: str, rows: Iterable[tuple[int, str]]) -> None:
+    """Rebuild a table's index from (rowid, text) pairs."""
+    db.execute(f"DELETE FROM {table}_fts")
+    for rowid, text in rows:
+        index(db, table, rowid, text)
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 query matching any token of `query` (ranked by BM25), or None if it has none."""
+    seen = dict.fromkeys(tokens(query))
+    if not seen:
+        return None
+    return " OR ".join('"' + token.replace('"', '""') + '"' for token in seen)
+
+
+def missing_and_extra(db: sqlite3.Connection, table: str) -> tuple[int, int]:
+    """Rows of `table` absent from its index, and index entries with no row."""
+    missing = db.execute(
+        f"SELECT count(*) FROM {table} WHERE id NOT IN (SELECT rowid FROM {table}_fts)"
+    ).fetchone()[0]
+    extra = db.execute(
+        f"SELECT count(*) FROM {table}_fts WHERE rowid NOT IN (SELECT id FROM {table})"
+    ).fetchone()[0]
+    return missing, extra

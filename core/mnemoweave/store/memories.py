@@ -1,0 +1,164 @@
+"""The `memories` table: durable knowledge, with tombstones instead of deletes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from ..model import Memory
+from . import fts
+
+
+def _ref(prefix: str, value: int | None) -> str | None:
+    return None if value is None else f"{prefix}_{value}"
+
+
+def from_row(row: sqlite3.Row) -> Memory:
+    return Memory(
+        id=f"m_{row['id']}",
+        kind=row["kind"],
+        title=row["title"],
+        body=row["body"],
+        project=row["project"],
+        importance=row["importance"],
+        created=row["created"],
+        updated=row["updated"],
+        tags=tuple(json.loads(row["tags"])),
+        weight=row["weight"],
+        access_count=row["access_count"],
+        last_access=row["last_access"],
+        evidence=tuple(json.loads(row["evidence"])),
+        supersedes=_ref("m", row["supersedes"]),
+        superseded_by=_ref("m", row["superseded_by"]),
+        status=row["status"],
+        deleted_at=row["deleted_at"],
+    )
+
+
+def index_text(title: str, body: str, tags: Sequence[str]) -> str:
+    return "\n".join([title, body, " ".join(tags)])
+
+
+def get(db: sqlite3.Connection, mid: int) -> sqlite3.Row | None:
+    return db.execute("SELECT * FROM memories WHERE id = ?", (mid,)).fetchone()
+
+
+def find_duplicate(db: sqlite3.Connection, norm: str, project: str) -> sqlite3.Row | None:
+    """The active memory of the same scope whose normalised body is `norm`."""
+    return db.execute(
+        "SELECT * FROM memories WHERE norm = ? AND project = ? AND status = 'active'"
+        " ORDER BY id LIMIT 1",
+        (norm, project),
+    ).fetchone()
+
+
+def insert(
+    db: sqlite3.Connection,
+    *,
+    kind: str,
+    title: str,
+    body: str,
+    norm: str,
+    tags: Sequence[str],
+    project: str,
+    importance: int,
+    now: float,
+    evidence: Sequence[str] = (),
+) -> int:
+    cur = db.execute(
+        "INSERT INTO memories (kind, title, body, norm, tags, project, importance, created,"
+        " updated, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            kind,
+            title,
+            body,
+            norm,
+            json.dumps(list(tags), ensure_ascii=False),
+            project,
+            importance,
+            now,
+            now,
+            json.dumps(list(evidence)),
+        ),
+    )
+    mid = int(cur.lastrowid)
+    fts.index(db, "memories", mid, index_text(title, body, tags))
+    return mid
+
+
+def merge(
+    db: sqlite3.Connection, row: sqlite3.Row, tags: Sequence[str], importance: int, now: float
+) -> None:
+    """Fold a duplicate into `row`: union of tags, the higher importance, fresh timestamp."""
+    merged_tags = list(dict.fromkeys([*json.loads(row["tags"]), *tags]))
+    db.execute(
+        "UPDATE memories SET tags = ?, importance = max(importance, ?), updated = ? WHERE id = ?",
+        (json.dumps(merged_tags, ensure_ascii=False), importance, now, row["id"]),
+    )
+    fts.unindex(db, "memories", row["id"])
+    fts.index(db, "memories", row["id"], index_text(row["title"], row["body"], merged_tags))
+
+
+def set_status(db: sqlite3.Connection, mid: int, status: str, deleted_at: float | None) -> None:
+    db.execute(
+        "UPDATE memories SET status = ?, deleted_at = ? WHERE id = ?", (status, deleted_at, mid)
+    )
+
+
+def delete(db: sqlite3.Connection, mid: int) -> None:
+    fts.unindex(db, "memories", mid)
+    db.execute("DELETE FROM memories WHERE id = ?", (mid,))
+
+
+def reindex(db: sqlite3.Connection) -> None:
+    rows = db.execute("SELECT id, title, body, tags FROM memories").fetchall()
+    fts.replace_all(
+        db,
+        "memories",
+        ((r["id"], index_text(r["title"], r["body"], json.loads(r["tags"]))) for r in rows),
+    )
+
+
+def expired_trash(db: sqlite3.Connection, before: float) -> list[int]:
+    rows = db.execute(
+        "SELECT id FROM memories WHERE status = 'trashed' AND deleted_at < ?", (before,)
+    )
+    return [row[0] for row in rows]
+
+
+def _scope(project: str | None, kind: str | None) -> tuple[str, list[object]]:
+    clauses, params = [], []
+    if project is not None:
+        clauses.append("m.project IN (?, '')")
+        params.append(project)
+    if kind is not None:
+        clauses.append("m.kind = ?")
+        params.append(kind)
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def listing(
+    db: sqlite3.Connection, n: int, kind: str | None, project: str | None, status: str
+) -> list[sqlite3.Row]:
+    where, params = _scope(project, kind)
+    return db.execute(
+        f"SELECT m.* FROM memories m WHERE m.status = ?{where} ORDER BY m.updated DESC, m.id DESC"
+        " LIMIT ?",
+        [status, *params, n],
+    ).fetchall()
+
+
+def search(
+    db: sqlite3.Connection, expression: str, k: int, project: str | None, kind: str | None
+) -> list[tuple[sqlite3.Row, float]]:
+    """Active memories matching an FTS expression, best BM25 first (score: higher is better)."""
+    where, params = _scope(project, kind)
+    rows = db.execute(
+        "SELECT m.*, -bm25(memories_fts) AS score FROM memories_fts"
+        " JOIN memories m ON m.id = memories_fts.rowid"
+        f" WHERE memories_fts MATCH ? AND m.status = 'active'{where}"
+        " ORDER BY score DESC, m.id DESC LIMIT ?",
+        [expression, *params, k],
+    ).fetchall()
+    return [(row, row["score"]) for row in rows]

@@ -1,0 +1,88 @@
+"""The `turns` and `sessions` tables: the append-only raw transcript."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..model import Turn
+from . import fts
+
+
+def from_row(row: sqlite3.Row) -> Turn:
+    return Turn(
+        id=f"t_{row['id']}",
+        session=row["session_id"],
+        role=row["role"],
+        text=row["text"],
+        ts=row["ts"],
+        seq=row["seq"],
+        host=row["host"],
+        project=row["project"],
+        kind=row["kind"],
+        kind_conf=row["kind_conf"],
+    )
+
+
+def get(db: sqlite3.Connection, tid: int) -> sqlite3.Row | None:
+    return db.execute("SELECT * FROM turns WHERE id = ?", (tid,)).fetchone()
+
+
+def by_key(db: sqlite3.Connection, key: str) -> sqlite3.Row | None:
+    return db.execute("SELECT * FROM turns WHERE key = ?", (key,)).fetchone()
+
+
+def insert(
+    db: sqlite3.Connection,
+    *,
+    session: str,
+    role: str,
+    text: str,
+    ts: float,
+    host: str,
+    project: str,
+    key: str,
+) -> int:
+    """Append a turn at the end of its session (creating the session row if needed)."""
+    db.execute(
+        "INSERT INTO sessions (id, host, project, started) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (id) DO NOTHING",
+        (session, host, project, ts),
+    )
+    seq = db.execute(
+        "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?", (session,)
+    ).fetchone()[0]
+    cur = db.execute(
+        "INSERT INTO turns (session_id, host, project, role, text, ts, seq, key)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (session, host, project, role, text, ts, seq, key),
+    )
+    tid = int(cur.lastrowid)
+    if role == "user":
+        db.execute("UPDATE sessions SET last_user_turn = ? WHERE id = ?", (tid, session))
+    fts.index(db, "turns", tid, text)
+    return tid
+
+
+def delete(db: sqlite3.Connection, tid: int) -> None:
+    fts.unindex(db, "turns", tid)
+    db.execute("UPDATE sessions SET last_user_turn = NULL WHERE last_user_turn = ?", (tid,))
+    db.execute("DELETE FROM turns WHERE id = ?", (tid,))
+
+
+def reindex(db: sqlite3.Connection) -> None:
+    rows = db.execute("SELECT id, text FROM turns").fetchall()
+    fts.replace_all(db, "turns", ((r["id"], r["text"]) for r in rows))
+
+
+def search(
+    db: sqlite3.Connection, expression: str, k: int, project: str | None
+) -> list[tuple[sqlite3.Row, float]]:
+    """Turns matching an FTS expression, best BM25 first (score: higher is better)."""
+    where, params = ("", []) if project is None else (" AND t.project IN (?, '')", [project])
+    rows = db.execute(
+        "SELECT t.*, -bm25(turns_fts) AS score FROM turns_fts"
+        " JOIN turns t ON t.id = turns_fts.rowid"
+        f" WHERE turns_fts MATCH ?{where} ORDER BY score DESC, t.id DESC LIMIT ?",
+        [expression, *params, k],
+    ).fetchall()
+    return [(row, row["score"]) for row in rows]

@@ -1,0 +1,261 @@
+"""File formats for import and export: JSONL turns and Markdown memories.
+
+Parsing is pure (text in, plain records out) so a bad file is refused before anything is
+written. Markdown: optional `---` frontmatter (`kind`, `project`, `tags`, `importance`) sets
+defaults; each `## heading` starts a memory whose title is the heading; an HTML comment line
+`<!-- mnemoweave: kind=pref importance=4 tags=a,b -->` under a heading overrides the
+defaults for that memory (export writes one). A file without `##` headings is one memory.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInput
+from .model import Memory, Turn, check_kind, check_role
+from .text import fingerprint
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    session: str
+    role: str
+    text: str
+    ts: float | None = None
+    host: str = ""
+    project: str = ""
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    body: str
+    title: str = ""
+    kind: str = "fact"
+    project: str = ""
+    tags: tuple[str, ...] = ()
+    importance: int | None = None
+    evidence: tuple[str, ...] = field(default=())
+
+
+def parse_time(value: Any, where: str) -> float:
+    """Epoch seconds or an ISO 8601 string (a trailing Z is UTC) -> epoch seconds."""
+    if isinstance(value, bool):
+        raise InvalidInput(f"{where}: ts must be a number or an ISO 8601 string")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    raise InvalidInput(f"{where}: ts must be a number or an ISO 8601 string, got {value!r}")
+
+
+def _located(check: Any, value: str, where: str) -> str:
+    """Run a model check, naming the place in the file when it fails."""
+    try:
+        return check(value)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc}") from None
+
+
+def _string(obj: dict[str, Any], name: str, where: str, required: bool = False) -> str:
+    value = obj.get(name, "")
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{where}: {name} must be a string")
+    if required and not value.strip():
+        raise InvalidInput(f"{where}: {name} is missing or empty")
+    return value
+
+
+def parse_jsonl(text: str, source: str) -> list[TurnRecord]:
+    """JSONL lines `{session, role, text, ts?, host?, project?, key?}` -> turn records."""
+    records = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{source}:{lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{where}: not valid JSON ({exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise InvalidInput(f"{where}: expected a JSON object")
+        ts = obj.get("ts")
+        records.append(
+            TurnRecord(
+                session=_string(obj, "session", where, required=True),
+                role=_located(check_role, _string(obj, "role", where, required=True), where),
+                text=_string(obj, "text", where, required=True),
+                ts=None if ts is None else parse_time(ts, where),
+                host=_string(obj, "host", where),
+                project=_string(obj, "project", where),
+                key=_string(obj, "key", where) or None,
+            )
+        )
+    return records
+
+
+# --- Markdown ---------------------------------------------------------------------------
+
+_META = re.compile(r"^<!--\s*mnemoweave:(.*?)-->\s*$")
+
+
+def _split_list(value: str) -> tuple[str, ...]:
+    value = value.strip().strip("[]")
+    return tuple(part.strip().strip("'\"") for part in value.split(",") if part.strip())
+
+
+def _apply_meta(
+    meta: dict[str, str], defaults: dict[str, Any], where: str, allowed: set[str]
+) -> dict[str, Any]:
+    out = dict(defaults)
+    for key, value in meta.items():
+        if key not in allowed:
+            continue
+        if key == "kind":
+            out["kind"] = _located(check_kind, value, where)
+        elif key == "tags":
+            out["tags"] = _split_list(value)
+        elif key == "importance":
+            try:
+                out["importance"] = int(value)
+            except ValueError:
+                raise InvalidInput(f"{where}: importance must be 1-5, got {value!r}") from None
+        elif key == "project":
+            out["project"] = value.strip().strip("'\"")
+        elif key == "evidence":
+            out["evidence"] = _split_list(value)
+    return out
+
+
+def _frontmatter(lines: list[str], where: str) -> tuple[dict[str, str], list[str]]:
+    if not lines or lines[0].strip() != "---":
+        return {}, lines
+    for end in range(1, len(lines)):
+        if lines[end].strip() == "---":
+            meta = {}
+            for line in lines[1:end]:
+                if not line.strip() or line.lstrip().startswith("#"):
+                    continue
+                if ":" not in line:
+                    raise InvalidInput(f"{where}: frontmatter line is not 'key: value': {line!r}")
+                key, value = line.split(":", 1)
+                meta[key.strip()] = value.strip()
+            return meta, lines[end + 1 :]
+    raise InvalidInput(f"{where}: frontmatter opened with --- is never closed")
+
+
+def _inline_meta(line: str) -> dict[str, str]:
+    match = _META.match(line.strip())
+    if not match:
+        return {}
+    return dict(part.split("=", 1) for part in match.group(1).split() if "=" in part)
+
+
+def parse_markdown(text: str, source: str) -> list[MemoryRecord]:
+    """Markdown -> memory records (see the module docstring for the format)."""
+    fields_ = {"kind", "project", "tags", "importance"}
+    meta, lines = _frontmatter(text.splitlines(), source)
+    defaults = _apply_meta(meta, {"kind": "fact", "project": "", "tags": ()}, source, fields_)
+    sections: list[tuple[str, list[str]]] = []
+    preamble: list[str] = []
+    for line in lines:
+        if line.startswith("## "):
+            sections.append((line[3:].strip(), []))
+        elif sections:
+            sections[-1][1].append(line)
+        else:
+            preamble.append(line)
+    if not sections:
+        sections = [("", preamble)]
+    records = []
+    for title, body_lines in sections:
+        where = f"{source}: section {title!r}" if title else source
+        values = dict(defaults)
+        kept = []
+        for line in body_lines:
+            inline = _inline_meta(line)
+            if inline:
+                values = _apply_meta(inline, values, where, fields_ | {"evidence"})
+            else:
+                kept.append(line)
+        body = "\n".join(kept).strip()
+        if not body:
+            if title:
+                raise InvalidInput(f"{where}: section has no text")
+            continue
+        records.append(MemoryRecord(body=body, title=title, **values))
+    return records
+
+
+def render_markdown(project: str, memories: list[Memory]) -> str:
+    """One project's memories as a re-importable Markdown document."""
+    out = ["---", f"project: {json.dumps(project, ensure_ascii=False)}", "---", ""]
+    for memory in memories:
+        meta = [f"kind={memory.kind}", f"importance={memory.importance}", f"id={memory.id}"]
+        if memory.tags:
+            meta.append("tags=" + ",".join(t.replace(" ", "_") for t in memory.tags))
+        if memory.evidence:
+            meta.append("evidence=" + ",".join(memory.evidence))
+        title = " ".join(memory.title.split()) or memory.id
+        out += [f"## {title}", f"<!-- mnemoweave: {' '.join(meta)} -->", memory.body, ""]
+    return "\n".join(out)
+
+
+def turn_line(turn: Turn, key: str) -> str:
+    return json.dumps(
+        {
+            "session": turn.session,
+            "role": turn.role,
+            "text": turn.text,
+            "ts": turn.ts,
+            "host": turn.host,
+            "project": turn.project,
+            "key": key,
+        },
+        ensure_ascii=False,
+    )
+
+
+def project_filename(project: str) -> str:
+    """A safe file name for a project's export (the real name lives in the frontmatter)."""
+    if not project:
+        return "global.md"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", project).strip("-.")[:40] or "project"
+    return f"project-{slug}-{fingerprint(project)[:8]}.md"
+
+
+def read_source(path: Path) -> list[TurnRecord | MemoryRecord]:
+    """Parse one file by its suffix (.jsonl turns, .md memories)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}") from None
+    if path.suffix == ".jsonl":
+        return list(parse_jsonl(text, str(path)))
+    if path.suffix in (".md", ".markdown"):
+        return list(parse_markdown(text, str(path)))
+    raise InvalidInput(f"{path}: unsupported file type (use .jsonl for turns, .md for memories)")
+
+
+def collect(path: Path) -> list[TurnRecord | MemoryRecord]:
+    """Every record under a file or directory (directories: *.md and *.jsonl, sorted)."""
+    if path.is_dir():
+        files = sorted(
+            p for p in path.rglob("*") if p.is_file() and p.suffix in (".md", ".markdown", ".jsonl")
+        )
+        if not files:
+            raise InvalidInput(f"{path}: no .md or .jsonl files to import")
+        return [record for file in files for record in read_source(file)]
+    if not path.exists():
+        raise InvalidInput(f"{path}: no such file or directory")
+    return read_source(path)

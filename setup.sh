@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# One-shot install: ./setup.sh [--dev]
+#   creates .venv, installs mnemoweave (editable), prepares its runtime data, runs `doctor`.
+#   --dev   also installs the test tools (pytest, hypothesis, ruff).
+# Safe to re-run: steps whose inputs did not change are skipped.
+# Environment: PYTHON (interpreter to use, default python3), MNEMOWEAVE_HOME (data dir).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+dev=0
+for arg in "$@"; do
+  case "$arg" in
+    --dev) dev=1 ;;
+    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+step() { printf '==> %s\n' "$*"; }
+fail() { printf 'setup.sh: %s\n' "$*" >&2; exit 1; }
+
+PYTHON=${PYTHON:-python3}
+command -v "$PYTHON" >/dev/null 2>&1 || fail "no '$PYTHON' on PATH; install Python 3.11+ or set PYTHON=/path/to/python3.11"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || fail "Python 3.11 or newer is needed; '$PYTHON' is $("$PYTHON" -V 2>&1). Set PYTHON=/path/to/python3.11"
+
+if [ ! -x .venv/bin/python ]; then
+  step "creating .venv with $("$PYTHON" -V 2>&1)"
+  "$PYTHON" -m venv .venv || fail "could not create .venv (on Debian/Ubuntu: apt-get install python3-venv)"
+fi
+
+extras=""; [ "$dev" = 1 ] && extras="[dev]"
+stamp=.venv/.mnemoweave-installed
+want="$(cat pyproject.toml | sha256sum | cut -c1-16) $extras"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  step "installing mnemoweave$extras (editable) and its dependencies"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".$extras" \
+    || fail "pip install failed (see the messages above)"
+  echo "$want" > "$stamp"
+else
+  step "dependencies up to date"
+fi
+
+step "checking the installation (mnemoweave doctor)"
+.venv/bin/mnemoweave doctor || fail "mnemoweave doctor found a problem (see above)"
+step "ready: try .venv/bin/mnemoweave demo"

@@ -1,0 +1,172 @@
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from mnemoweave.cli import cli
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(cli, list(args), input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def as_json(result):
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_remember_then_search_in_both_languages(run):
+    zh = as_json(
+        run("remember", "以后代码注释都用英文，提交信息也用英文", "--kind", "pref", "--json")
+    )
+    en = as_json(
+        run(
+            "remember",
+            "Retry flaky uploads with exponential backoff",
+            "-t",
+            "net",
+            "--importance",
+            "4",
+            "--project",
+            "up",
+            "--json",
+        )
+    )
+    assert zh["action"] == en["action"] == "new"
+    hits = as_json(run("search", "注释", "--json"))["hits"]
+    assert [h["id"] for h in hits] == [zh["id"]]
+    assert set(hits[0]) >= {"id", "kind", "text", "score", "project", "created"}
+    assert hits[0]["kind"] == "pref" and hits[0]["created"].endswith("Z")
+    hits = as_json(run("search", "backoff", "--project", "up", "--json"))["hits"]
+    assert [h["id"] for h in hits] == [en["id"]] and hits[0]["project"] == "up"
+    human = run("search", "backoff")
+    assert en["id"] in human.output and "exponential backoff" in human.output
+
+
+def test_duplicate_merges_and_list_get(run):
+    first = as_json(run("remember", "Use ruff for linting", "--json"))
+    second = as_json(run("remember", "use ruff for linting.", "--json"))
+    assert second == {"action": "merged", "id": first["id"]}
+    listed = as_json(run("list", "--json"))["memories"]
+    assert [m["id"] for m in listed] == [first["id"]]
+    got = as_json(run("get", first["id"], "--json"))
+    assert got["body"] == "Use ruff for linting" and got["status"] == "active"
+
+
+def test_forget_restore_purge_through_the_cli(run):
+    ref = as_json(run("remember", "temporary note about caching", "--json"))["id"]
+    assert run("forget", ref).output.strip() == f"trashed {ref}"
+    assert as_json(run("search", "caching", "--json"))["hits"] == []
+    assert [m["id"] for m in as_json(run("list", "--trash", "--json"))["memories"]] == [ref]
+    assert run("restore", ref).output.strip() == f"restored {ref}"
+    assert len(as_json(run("search", "caching", "--json"))["hits"]) == 1
+    assert run("purge", ref).output.strip() == f"purged {ref}"
+    assert run("get", ref).exit_code == 2
+
+
+def test_ingest_from_argument_and_stdin(run):
+    one = as_json(
+        run(
+            "ingest",
+            "--session",
+            "s1",
+            "--role",
+            "user",
+            "--host",
+            "claude-code",
+            "上传一直卡住",
+            "--json",
+        )
+    )
+    two = as_json(
+        run(
+            "ingest",
+            "-s",
+            "s1",
+            "-r",
+            "assistant",
+            "-",
+            "--json",
+            input="Set the httpx timeout to 10 s\n",
+        )
+    )
+    assert one["action"] == two["action"] == "new"
+    turn = as_json(run("get", two["id"], "--json"))
+    assert turn["text"] == "Set the httpx timeout to 10 s" and turn["seq"] == 2
+    hits = as_json(run("search", "卡住", "--in", "turns", "--json"))["hits"]
+    assert [h["id"] for h in hits] == [one["id"]]
+
+
+def test_import_export_status_doctor(run, tmp_path):
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"session": "s", "role": "user", "text": "hello import"}\n')
+    assert as_json(run("import", str(src), "--json"))["turns"] == 1
+    run("remember", "exported memory")
+    out = run("export", str(tmp_path / "out"))
+    assert out.exit_code == 0 and "global.md" in out.output
+    status = as_json(run("status", "--json"))
+    assert status["counts"] == {"turns": 1, "memories": 1, "cards": 0, "skills": 0}
+    assert status["data_dir"] == os.environ["MNEMOWEAVE_HOME"]
+    assert {"mnemoweave", "python", "sqlite"} <= set(status["versions"])
+    doctor = as_json(run("doctor", "--json"))
+    assert doctor["ok"] is True and len(doctor["checks"]) >= 6
+
+
+BAD_INPUTS = [
+    ("remember", ""),
+    ("remember", "   "),
+    ("remember", "x", "--kind", "bogus"),
+    ("remember", "x", "--importance", "9"),
+    ("search", ""),
+    ("search", "x", "-k", "0"),
+    ("get", "m_42"),
+    ("get", "banana"),
+    ("list", "-n", "0"),
+    ("forget", "m_42"),
+    ("restore", "t_1"),
+    ("purge", "m_42"),
+    ("purge",),
+    ("ingest", "--session", "s", "--role", "robot", "hi"),
+    ("ingest", "--session", "s", "--role", "user", ""),
+    ("import", "/nonexistent/file.jsonl"),
+    ("import", "BADFILE"),
+]
+
+
+@pytest.mark.parametrize("args", BAD_INPUTS, ids=[" ".join(a) or "empty" for a in BAD_INPUTS])
+def test_bad_input_exits_2_with_one_line_and_changes_nothing(run, args, tmp_path, mnemoweave_home):
+    run("remember", "baseline memory")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"session": "s", "role": "user", "text": "first is fine"}\n{oops\n')
+    args = [str(bad) if a == "BADFILE" else a for a in args]
+    store = mnemoweave_home / "mnemoweave.sqlite"
+    before = as_json(run("status", "--json"))["counts"]
+    audit_before = _audit_rows(store)
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    message = result.stderr.strip().splitlines()
+    assert len(message) == 1 and message[0].startswith("Error: "), result.stderr
+    assert result.stdout == ""
+    assert as_json(run("status", "--json"))["counts"] == before
+    assert _audit_rows(store) == audit_before
+
+
+def _audit_rows(store):
+    import sqlite3
+
+    with sqlite3.connect(store) as db:
+        return db.execute("SELECT count(*) FROM audit").fetchone()[0]
+
+
+def test_demo_runs(run):
+    result = run("demo")
+    assert result.exit_code == 0
+    assert "search '注释'" in result.output and "[REDACTED:api-key]" in result.output
+    assert "-> merged" in result.output

@@ -1,0 +1,22 @@
+import pytest
+
+from mnemoweave.config import load_config
+from mnemoweave.errors import InvalidInput
+
+
+def test_defaults_file_environment_and_overrides_in_that_order(mnemoweave_home, monkeypatch):
+    assert load_config().trash_days == 30
+    mnemoweave_home.mkdir(parents=True)
+    (mnemoweave_home / "config.toml").write_text("trash_days = 14\nsearch_k = 5\n")
+    assert (load_config().trash_days, load_config().search_k) == (14, 5)
+    monkeypatch.setenv("MNEMOWEAVE_TRASH_DAYS", "7")
+    assert load_config().trash_days == 7
+    assert load_config(trash_days=1).trash_days == 1
+
+
+@pytest.mark.parametrize("text", ["trash_days = 'soon'", "colour = 'blue'", "not toml ["])
+def test_bad_config_is_reported_by_name(mnemoweave_home, text):
+    mnemoweave_home.mkdir(parents=True)
+    (mnemoweave_home / "config.toml").write_text(text)
+    with pytest.raises(InvalidInput, match="config.toml|trash_days"):
+        load_config()

@@ -1,0 +1,46 @@
+import sqlite3
+
+import pytest
+
+from mnemoweave.store import migrations
+from mnemoweave.store.db import connect
+
+
+def test_open_applies_migrations_in_wal_mode(tmp_path):
+    db = connect(tmp_path / "s.sqlite")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"turns", "memories", "cards", "skills", "sessions", "audit", "migrations"} <= tables
+    assert migrations.applied(db) == [m.__name__ for m in migrations.MIGRATIONS]
+    db.close()
+    # reopening applies nothing twice
+    db = connect(tmp_path / "s.sqlite")
+    assert migrations.migrate(db) == []
+
+
+def test_a_failing_migration_leaves_nothing_behind(tmp_path, monkeypatch):
+    def m999_broken(db):
+        db.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, m999_broken])
+    with pytest.raises(RuntimeError):
+        connect(tmp_path / "s.sqlite")
+    db = sqlite3.connect(tmp_path / "s.sqlite")
+    names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    assert "half_done" not in names
+    assert "m999_broken" not in {r[0] for r in db.execute("SELECT name FROM migrations")}
+
+
+def test_schema_refuses_bad_rows(tmp_path):
+    db = connect(tmp_path / "s.sqlite")
+    with pytest.raises(sqlite3.IntegrityError):
+        db.execute(
+            "INSERT INTO memories (kind, body, norm, created, updated)"
+            " VALUES ('bogus', 'x', 'x', 0, 0)"
+        )
+    with pytest.raises(sqlite3.IntegrityError):
+        db.execute(
+            "INSERT INTO skills (name, summary, source_urls, created, updated)"
+            " VALUES ('s', 'x', '[]', 0, 0)"
+        )
