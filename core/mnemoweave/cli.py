@@ -65,6 +65,28 @@ def _one_line(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _explain_line(explain: dict[str, Any]) -> str:
+    lexical, dense = explain["lexical"], explain["dense"]
+    parts = [
+        f"bm25 #{lexical['rank']} {lexical['bm25']}" if lexical["rank"] else "bm25 -",
+        f"dense #{dense['rank']} cos {dense['cosine']}" if dense["rank"] else "dense -",
+    ]
+    parts += [
+        f"{name} {explain[name]}"
+        for name in (
+            "lexical_norm",
+            "dense_norm",
+            "alpha",
+            "fused",
+            "decay",
+            "importance",
+            "weight",
+        )
+        if name in explain
+    ]
+    return " · ".join(parts)
+
+
 def _memory_line(memory: Memory) -> str:
     scope = memory.project or "global"
     return (
@@ -286,6 +308,77 @@ def status(as_json: bool) -> None:
     click.echo("stored    " + ", ".join(f"{n} {name}" for name, n in counts.items()))
     click.echo(f"pending   {data['pending_cards']} cards await review")
     click.echo("versions  " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()))
+
+
+@cli.command()
+def reindex() -> None:
+    """Rebuild the full-text and vector indexes from the SQLite store."""
+
+    def progress(table: str, done: int, total: int) -> None:
+        click.echo(f"\r{table}: {done}/{total}", nl=done >= total, err=True)
+
+    with _engine() as engine:
+        counts = engine.reindex(progress)
+        click.echo(
+            f"reindexed {counts['memories']} memories, {counts['turns']} turns "
+            f"({engine.retrieval_mode()})"
+        )
+
+
+@cli.group()
+def model() -> None:
+    """Embedding models: build them from their packaged weights, list them."""
+
+
+@model.command("build")
+@click.argument("names", nargs=-1)
+@click.option("--force", is_flag=True, help="Rebuild even if the cached files are valid.")
+def model_build(names: tuple[str, ...], force: bool) -> None:
+    """Convert packaged weights into model.onnx + tokenizer.json (default: the configured one)."""
+    from .config import load_config
+    from .embed import build_models
+
+    wanted = list(names) or [load_config().embedder]
+    if wanted == ["none"]:
+        click.echo("embedder is 'none': nothing to build")
+        return
+    for result in build_models(wanted, force=force):
+        state = "built" if result.built else "up to date"
+        parity = (
+            ""
+            if result.parity_min_cosine is None
+            else f", parity min cosine {result.parity_min_cosine:.6f}"
+        )
+        click.echo(f"{result.name}: {state} in {result.seconds:.1f}s{parity} -> {result.path}")
+
+
+@model.command("list")
+@json_option
+def model_list(as_json: bool) -> None:
+    """Registered models, whether each is built, and which one is configured."""
+    from .config import load_config
+    from .embed import models_dir, registered
+
+    configured = load_config().embedder
+    rows = [
+        {
+            "name": spec.name,
+            "dim": spec.dim,
+            "description": spec.description,
+            "built": spec.is_built(models_dir() / spec.name),
+            "default": spec.name == configured,
+        }
+        for spec in registered().values()
+    ]
+    if as_json:
+        _emit({"models": rows})
+        return
+    for row in rows:
+        mark = "*" if row["default"] else " "
+        click.echo(
+            f"{mark} {row['name']:<10} {'built' if row['built'] else 'not built':<9} "
+            f"dim {row['dim']:<4} {row['description']}"
+        )
 
 
 @cli.command()

@@ -31,9 +31,30 @@ class Config:
     """Importance (1-5) given to a memory when none is stated."""
     search_k: int = 10
     """Hits returned by `search` when `-k` is not given."""
+    embedder: str = "use-m3"
+    """Embedding model for semantic search ("none": lexical only)."""
+    fusion_alpha: float = 0.3
+    """Weight of the dense channel for candidates in the query's language (lexical: 1-alpha)."""
+    fusion_cross: float = 1.0
+    """Weight of the dense channel for candidates in another language than the query."""
+    min_cosine: float = 0.2
+    """Dense candidates below this cosine are dropped (unrelated text is never a hit)."""
+    candidates: int = 50
+    """Candidates each channel contributes before fusion."""
+    half_life_days: float = 30.0
+    """Memory decay: a memory never recalled loses half its recency boost in this time."""
+    decay_floor: float = 0.5
+    """Share of a memory's score that never decays."""
+    dedup_threshold: float = 0.95
+    """Cosine at or above which a new memory counts as a near-duplicate of an existing one."""
+    dedup_action: str = "merge"
+    """What a near-duplicate does: merge (into the existing memory) or skip (store nothing)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+_CHOICES = {"dedup_action": ("merge", "skip")}
 
 
 def _coerce(name: str, value: Any, kind: type) -> Any:
@@ -63,4 +84,9 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
             values[name] = env
     values.update({k: v for k, v in overrides.items() if v is not None})
     typed = {n: _coerce(n, v, type(getattr(Config, n))) for n, v in values.items()}
+    for name, allowed in _CHOICES.items():
+        if name in typed and typed[name] not in allowed:
+            raise InvalidInput(
+                f"setting {name}: use one of {', '.join(allowed)}, got {typed[name]!r}"
+            )
     return replace(Config(), **typed)

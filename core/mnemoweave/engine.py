@@ -2,67 +2,55 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import transfer
 from .config import Config, data_dir, load_config
 from .errors import InvalidInput, NotFound
-from .model import Hit, Memory, Turn, check_kind, check_role, parse_id
+from .model import Hit, Memory, Turn, check_kind, parse_id
+from .retrieve import MODES, Retriever
 from .store import audit, fts
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import DB_NAME, checkpoint, connect, transaction
-from .text import clean, fingerprint, normalise
+from .writes import (
+    Writer,
+    Written,
+    check_importance,
+    draft_memory,
+    draft_turn,
+    project_name,
+)
 
 SOURCES = ("memories", "turns", "all")
+log = logging.getLogger("mnemoweave")
+
+__all__ = ["Engine", "Written"]
 
 
-@dataclass(frozen=True)
-class Written:
-    """The outcome of a write: `action` is new, merged, duplicate or skipped."""
-
-    action: str
-    id: str | None = None
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"action": self.action, "id": self.id}
-        if self.reason:
-            out["reason"] = self.reason
-        return out
-
-
-def _title_from(body: str, limit: int = 60) -> str:
-    first = body.strip().splitlines()[0].strip() if body.strip() else ""
-    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
-
-
-def _clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(t for t in (clean(tag) for tag in tags) if t))
-
-
-def _check_importance(value: int) -> int:
-    if not 1 <= value <= 5:
-        raise InvalidInput(f"importance must be between 1 and 5, got {value}")
-    return value
-
-
-def _project(value: str | None) -> str:
-    return " ".join((value or "").split())
+def _project_filter(project: str | None) -> list[str] | None:
+    """None means every project; a name means that project plus global ('')."""
+    if project is None:
+        return None
+    name = project_name(project)
+    return [name, ""] if name else [""]
 
 
 class Engine:
-    """Owns one data dir: its store, config and caches."""
+    """Owns one data dir: its store, its vector index, config and caches."""
 
     def __init__(self, home: Path | None = None, config: Config | None = None) -> None:
         self.home = Path(home) if home else data_dir()
         self.config = config or load_config(self.home)
         self._db: sqlite3.Connection | None = None
+        self._embedder: Any = None
+        self._embedder_loaded = False
+        self._index: Any = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -76,6 +64,41 @@ class Engine:
             self._db = connect(self.db_path)
         return self._db
 
+    @property
+    def embedder(self) -> Any:
+        """The configured embedding model, or None (lexical-only) when it is not built."""
+        if not self._embedder_loaded:
+            self._embedder_loaded = True
+            if self.config.embedder != "none":
+                from .embed import load_embedder
+
+                self._embedder = load_embedder(self.config.embedder)
+                if self._embedder is None:
+                    log.warning(
+                        "model %s is not built: lexical-only search (run `mnemoweave model build`)",
+                        self.config.embedder,
+                    )
+        return self._embedder
+
+    @property
+    def index(self) -> Any:
+        """The vector index of the configured embedder (None in lexical-only mode)."""
+        if self._index is None and self.embedder is not None:
+            from .store.vectors import VectorIndex
+
+            self._index = VectorIndex(self.home / "chroma", self.embedder.name)
+        return self._index
+
+    def retrieval_mode(self) -> str:
+        if self.embedder is None:
+            why = "disabled" if self.config.embedder == "none" else "model not built"
+            return f"lexical-only ({why}: {self.config.embedder})"
+        return f"hybrid (bm25 + {self.embedder.name})"
+
+    def use_embedder(self, embedder: Any) -> None:
+        """Use this embedder instead of the configured one (tests, benchmarks)."""
+        self._embedder, self._embedder_loaded, self._index = embedder, True, None
+
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
@@ -86,6 +109,9 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _writer(self) -> Writer:
+        return Writer(self.db, self.config, self.embedder, self.index)
 
     # --- memories -------------------------------------------------------------------------
 
@@ -101,61 +127,18 @@ class Engine:
         evidence: Sequence[str] = (),
         actor: str = "user",
     ) -> Written:
-        """Store a memory; an exact duplicate (normalised) in the same scope is merged."""
-        check_kind(kind)
-        importance = _check_importance(
-            self.config.default_importance if importance is None else importance
-        )
-        if not text or not text.strip():
-            raise InvalidInput("nothing to remember: the text is empty")
-        with transaction(self.db) as db:
-            return self._remember(
-                db, text, kind, _project(project), tags, importance, title, evidence, actor
-            )
-
-    def _remember(
-        self,
-        db: sqlite3.Connection,
-        text: str,
-        kind: str,
-        project: str,
-        tags: Sequence[str],
-        importance: int,
-        title: str | None,
-        evidence: Sequence[str],
-        actor: str,
-    ) -> Written:
-        body = clean(text)
-        if not body:
-            return Written("skipped", reason="only private content")
-        tags = _clean_tags(tags)
-        now = time.time()
-        norm = normalise(body)
-        existing = memories_table.find_duplicate(db, norm, project)
-        if existing is not None:
-            memories_table.merge(db, existing, tags, importance, now)
-            ref = f"m_{existing['id']}"
-            audit.record(
-                db, "merge", ref, after={"tags": list(tags), "importance": importance}, actor=actor
-            )
-            return Written("merged", ref)
-        mid = memories_table.insert(
-            db,
+        """Store a memory; an exact or near duplicate in the same scope is merged."""
+        importance = self.config.default_importance if importance is None else importance
+        draft = draft_memory(
+            text,
             kind=kind,
-            title=clean(title) if title else _title_from(body),
-            body=body,
-            norm=norm,
-            tags=tags,
             project=project,
+            tags=tags,
             importance=importance,
-            now=now,
+            title=title,
             evidence=evidence,
         )
-        ref = f"m_{mid}"
-        audit.record(
-            db, "remember", ref, after={"kind": kind, "project": project, "body": body}, actor=actor
-        )
-        return Written("new", ref)
+        return self._writer().memories([draft], actor)[0]
 
     def get(self, ref: str) -> Memory | Turn:
         table, rowid = parse_id(ref)
@@ -220,20 +203,22 @@ class Engine:
         return Written("restored", ref)
 
     def purge(self, ref: str, actor: str = "user") -> Written:
-        """Delete a memory or a turn for good, and scrub its content from the audit log."""
+        """Delete a memory or a turn for good: row, indexes, and its content in the audit log."""
         table, rowid = parse_id(ref)
+        tables = {"memory": ("memories", memories_table), "turn": ("turns", turns_table)}
+        if table not in tables:
+            raise InvalidInput(f"{ref} is a {table}; only memories and turns can be purged")
+        name, module = tables[table]
         with transaction(self.db) as db:
-            if table == "memory" and memories_table.get(db, rowid) is not None:
-                memories_table.delete(db, rowid)
-                fts.compact(db, "memories")
-            elif table == "turn" and turns_table.get(db, rowid) is not None:
-                turns_table.delete(db, rowid)
-                fts.compact(db, "turns")
-            else:
+            if module.get(db, rowid) is None:
                 raise NotFound(f"no {table} with id {ref}")
+            module.delete(db, rowid)
+            fts.compact(db, name)
             audit.scrub(db, ref)
             audit.record(db, "purge", ref, actor=actor)
         checkpoint(self.db)
+        if self.index is not None:
+            self.index.delete(name, [ref])
         return Written("purged", ref)
 
     def purge_expired(self, now: float | None = None) -> list[str]:
@@ -258,52 +243,28 @@ class Engine:
         key: str | None = None,
     ) -> Written:
         """Append a raw turn; a turn already stored under the same key is not stored twice."""
-        self._check_turn(session, role, text)
-        with transaction(self.db) as db:
-            return self._ingest(db, session, role, text, host, _project(project), ts, key)
+        draft = draft_turn(session, role, text, host=host, project=project, ts=ts, key=key)
+        return self._writer().turns([draft])[0]
 
-    @staticmethod
-    def _check_turn(session: str, role: str, text: str) -> None:
-        check_role(role)
-        if not session or not session.strip():
-            raise InvalidInput("a turn needs a session id")
-        if not text or not text.strip():
-            raise InvalidInput("nothing to ingest: the text is empty")
+    def ingest_many(self, turns: Iterable[dict[str, Any]]) -> list[Written]:
+        """Append many turns in one transaction (bulk import, benchmarks).
 
-    def _ingest(
-        self,
-        db: sqlite3.Connection,
-        session: str,
-        role: str,
-        text: str,
-        host: str,
-        project: str,
-        ts: float | None,
-        key: str | None,
-    ) -> Written:
-        body = clean(text)
-        if not body:
-            return Written("skipped", reason="only private content")
-        ts = time.time() if ts is None else ts
-        key = key or fingerprint(session, role, ts, body)
-        existing = turns_table.by_key(db, key)
-        if existing is not None:
-            return Written("duplicate", f"t_{existing['id']}")
-        tid = turns_table.insert(
-            db,
-            session=session.strip(),
-            role=role,
-            text=body,
-            ts=ts,
-            host=host.strip(),
-            project=project,
-            key=key,
-        )
-        ref = f"t_{tid}"
-        audit.record(
-            db, "ingest", ref, after={"session": session, "role": role}, actor=host or "user"
-        )
-        return Written("new", ref)
+        Each dict has the keyword arguments of `ingest`: session, role, text and optionally
+        host, project, ts, key. All are checked before anything is written.
+        """
+        drafts = [
+            draft_turn(
+                t.get("session", ""),
+                t.get("role", ""),
+                t.get("text", ""),
+                host=t.get("host", ""),
+                project=t.get("project"),
+                ts=t.get("ts"),
+                key=t.get("key"),
+            )
+            for t in turns
+        ]
+        return self._writer().turns(drafts)
 
     # --- search ---------------------------------------------------------------------------
 
@@ -315,8 +276,14 @@ class Engine:
         project: str | None = None,
         kind: str | None = None,
         source: str = "memories",
+        mode: str = "hybrid",
+        touch: bool = True,
     ) -> list[Hit]:
-        """Lexical search (BM25 over jieba tokens), best first."""
+        """Hybrid search (BM25 + dense, fused and weighted), best first.
+
+        `mode` lexical or dense uses one channel; without a built model it is lexical.
+        `touch` counts the recall of returned memories (access_count, last_access).
+        """
         k = self.config.search_k if k is None else k
         if k < 1:
             raise InvalidInput(f"-k must be at least 1, got {k}")
@@ -324,86 +291,71 @@ class Engine:
             check_kind(kind)
         if source not in SOURCES:
             raise InvalidInput(f"unknown source {source!r}; use one of: {', '.join(SOURCES)}")
+        if mode not in MODES:
+            raise InvalidInput(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
         if not query or not query.strip():
             raise InvalidInput("the search query is empty")
-        expression = fts.match_expression(query)
-        if expression is None:
-            return []
+        retriever = Retriever(self.db, self.config, self.embedder, self.index)
         scope = _project_filter(project)
         hits: list[Hit] = []
         if source in ("memories", "all"):
-            for row, score in memories_table.search(self.db, expression, k, scope, kind):
-                hits.append(
-                    Hit(
-                        f"m_{row['id']}",
-                        row["kind"],
-                        row["body"],
-                        score,
-                        row["project"],
-                        row["created"],
-                        {"title": row["title"]},
-                    )
-                )
+            hits += retriever.search("memories", query, k, scope, kind, mode)
         if source in ("turns", "all") and kind is None:
-            for row, score in turns_table.search(self.db, expression, k, scope):
-                hits.append(
-                    Hit(
-                        f"t_{row['id']}",
-                        "turn",
-                        row["text"],
-                        score,
-                        row["project"],
-                        row["ts"],
-                        {"session": row["session_id"], "role": row["role"]},
-                    )
-                )
+            hits += retriever.search("turns", query, k, scope, None, mode)
         hits.sort(key=lambda hit: -hit.score)
-        return hits[:k]
+        hits = hits[:k]
+        if touch:
+            self._touch([hit.id for hit in hits if hit.id.startswith("m_")])
+        return hits
 
-    # --- files ----------------------------------------------------------------------------
+    def _touch(self, refs: list[str]) -> None:
+        if refs:
+            with transaction(self.db) as db:
+                memories_table.touch(db, [int(ref[2:]) for ref in refs], time.time())
+
+    # --- files and index ------------------------------------------------------------------
 
     def import_path(self, path: Path) -> dict[str, int]:
         """Import turns (.jsonl) and memories (.md) from a file or directory, all or nothing."""
         records = transfer.collect(Path(path))
-        counts = {"turns": 0, "memories": 0, "merged": 0, "duplicate": 0, "skipped": 0}
-        for record in records:
+        turns, memories = [], []
+        for index, record in enumerate(records):
             if isinstance(record, transfer.TurnRecord):
-                self._check_turn(record.session, record.role, record.text)
-            elif record.importance is not None:
-                _check_importance(record.importance)
-        with transaction(self.db) as db:
-            for index, record in enumerate(records):
-                if isinstance(record, transfer.TurnRecord):
-                    key = record.key or (
-                        None
-                        if record.ts is not None
-                        else fingerprint(record.session, record.role, index, record.text)
-                    )
-                    result = self._ingest(
-                        db,
+                key = record.key or (
+                    None if record.ts is not None else transfer.line_key(record, index)
+                )
+                turns.append(
+                    draft_turn(
                         record.session,
                         record.role,
                         record.text,
-                        record.host,
-                        _project(record.project),
-                        record.ts,
-                        key,
+                        host=record.host,
+                        project=record.project,
+                        ts=record.ts,
+                        key=key,
                     )
-                    bucket = "turns"
-                else:
-                    importance = record.importance or self.config.default_importance
-                    result = self._remember(
-                        db,
+                )
+            else:
+                importance = record.importance or self.config.default_importance
+                check_importance(importance)
+                memories.append(
+                    draft_memory(
                         record.body,
-                        record.kind,
-                        _project(record.project),
-                        record.tags,
-                        importance,
-                        record.title or None,
-                        record.evidence,
-                        "import",
+                        kind=record.kind,
+                        project=record.project,
+                        tags=record.tags,
+                        importance=importance,
+                        title=record.title or None,
+                        evidence=record.evidence,
                     )
-                    bucket = "memories"
+                )
+        counts = {"turns": 0, "memories": 0, "merged": 0, "duplicate": 0, "skipped": 0}
+        writer = self._writer()
+        for bucket, results in (
+            ("turns", writer.turns(turns, actor="import")),
+            ("memories", writer.memories(memories, actor="import")),
+        ):
+            for result in results:
                 counts[bucket if result.action == "new" else result.action] += 1
         return counts
 
@@ -426,10 +378,16 @@ class Engine:
         rows = self.db.execute("SELECT * FROM turns ORDER BY session_id, seq").fetchall()
         if rows:
             path = directory / "turns.jsonl"
-            lines = [transfer.turn_line(turns_table.from_row(r), r["key"]) for r in rows]
+            lines = [transfer.turn_line(turns_table.from_row(r)) for r in rows]
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
             written.append(path)
         return written
+
+    def reindex(self, progress: Callable[[str, int, int], None] | None = None) -> dict[str, int]:
+        """Rebuild the vector index (and the full-text index) from SQLite."""
+        from .indexing import reindex
+
+        return reindex(self, progress)
 
     # --- health ---------------------------------------------------------------------------
 
@@ -442,8 +400,3 @@ class Engine:
         from .health import doctor
 
         return doctor(self, repair=repair)
-
-
-def _project_filter(project: str | None) -> str | None:
-    """None means every project; a name means that project plus global ('')."""
-    return None if project is None else _project(project)

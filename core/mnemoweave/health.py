@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__, text
+from . import __version__, indexing, text
 from .store import fts
 from .store import memories as memories_table
 from .store import turns as turns_table
@@ -49,6 +49,7 @@ def status(engine: Engine) -> dict[str, Any]:
         "pending_cards": db.execute(
             "SELECT count(*) FROM cards WHERE status = 'pending'"
         ).fetchone()[0],
+        "retrieval": engine.retrieval_mode(),
         "data_dir": str(engine.home),
         "db_path": str(engine.db_path),
         "sizes": {
@@ -67,6 +68,30 @@ def status(engine: Engine) -> dict[str, Any]:
             "schema": names[-1] if names else None,
         },
     }
+
+
+def _retrieval_checks(engine: Engine, repair: bool) -> list[Check]:
+    """The embedding model and the vector index's agreement with SQLite."""
+    if engine.embedder is None:
+        # lexical-only still works, so this is reported, not failed
+        return [Check("semantic search", True, engine.retrieval_mode())]
+    checks = [Check("semantic search", True, engine.retrieval_mode())]
+    gaps = indexing.drift(engine)
+    if repair and any(missing or extra for missing, extra in gaps.values()):
+        indexing.repair(engine)
+        gaps = indexing.drift(engine)
+    for table, (missing, extra) in gaps.items():
+        ok = not missing and not extra
+        detail = (
+            "consistent with SQLite"
+            if ok
+            else (
+                f"{missing} rows not embedded, {extra} stale vectors"
+                + ("" if repair else "; run `mnemoweave doctor --repair`")
+            )
+        )
+        checks.append(Check(f"vector index ({table})", ok, detail))
+    return checks
 
 
 def doctor(engine: Engine, repair: bool = False) -> list[Check]:
@@ -104,6 +129,7 @@ def doctor(engine: Engine, repair: bool = False) -> list[Check]:
                 detail + ("" if ok or repair else "; run `mnemoweave doctor --repair`"),
             )
         )
+    checks += _retrieval_checks(engine, repair)
     words = text.tokens("以后代码注释都用英文")
     cache = text.jieba_cache_file()
     checks.append(

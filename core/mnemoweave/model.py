@@ -59,18 +59,45 @@ class Record:
 
 @dataclass(frozen=True)
 class Turn(Record):
-    """One raw message of a session: the evidence everything else points at."""
+    """One message of a session: announced by an adapter, then stored as evidence.
 
-    id: str
+    An announced turn has no id yet; a stored one has its id (t_N), position in the
+    session (seq) and classification. `key` makes a turn idempotent across sources (a hook
+    and a transcript may both report it).
+    """
+
     session: str
     role: str
     text: str
-    ts: float
-    seq: int
+    ts: float | None = None
     host: str = ""
     project: str = ""
+    key: str | None = None
+    id: str | None = None
+    seq: int | None = None
     kind: str | None = None
     kind_conf: float | None = None
+
+
+SESSION_EVENTS = ("start", "idle", "pre_compact", "end")
+
+
+@dataclass(frozen=True)
+class SessionEvent(Record):
+    """Something that happened to a session as a whole (start, idle, pre_compact, end)."""
+
+    kind: str
+    session: str
+    host: str = ""
+    project: str = ""
+    ts: float | None = None
+    source: str = ""  # e.g. Claude Code's SessionStart source: startup|resume|clear|compact
+
+    def __post_init__(self) -> None:
+        if self.kind not in SESSION_EVENTS:
+            raise InvalidInput(
+                f"unknown session event {self.kind!r}; use one of: {', '.join(SESSION_EVENTS)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -107,3 +134,55 @@ class Hit(Record):
     project: str
     created: float
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+TURN_KINDS = ("pref", "pers", "skill", "mission", "conclusion", "chat")
+
+
+@dataclass(frozen=True)
+class Classification(Record):
+    """What a turn is about, and how sure the classifier is (0..1)."""
+
+    kind: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class Card(Record):
+    """A candidate memory awaiting the agent's review, with the turns it came from."""
+
+    id: str
+    summary: str
+    suggested_kind: str
+    evidence: tuple[str, ...]
+    confidence: float
+    project: str = ""
+    topic: str = ""
+    status: str = "pending"
+    created: float | None = None
+    decided: float | None = None
+    memory_id: str | None = None
+
+
+TIERS = ("scene", "knowledge", "nudge")
+
+
+@dataclass(frozen=True)
+class Line(Record):
+    """One line of the weave: text plus the id the agent can expand, its age and score."""
+
+    text: str
+    ref: str = ""
+    age: float | None = None  # seconds
+    score: float = 0.0
+    label: str = ""  # e.g. the memory kind, shown as [pref]
+
+
+@dataclass(frozen=True)
+class Block(Record):
+    """A group of weave lines for one tier, contributed by a plugin."""
+
+    tier: str
+    lines: tuple[Line, ...]
+    source: str = ""
+    priority: float = 0.0  # higher first within a tier

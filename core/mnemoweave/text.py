@@ -179,6 +179,26 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+_stopwords: frozenset[str] | None = None
+
+
+def stopwords() -> frozenset[str]:
+    """Words (English and Chinese) that say nothing about a query's topic."""
+    global _stopwords
+    if _stopwords is None:
+        from importlib.resources import files
+
+        data = files("mnemoweave") / "data" / "stopwords.txt"
+        words = (
+            word
+            for line in data.read_text(encoding="utf-8").splitlines()
+            if not line.startswith("#")
+            for word in line.split()
+        )
+        _stopwords = frozenset(words)
+    return _stopwords
+
+
 def segment(text: str) -> str:
     """Text as space-separated tokens, the form stored in the FTS index."""
     return " ".join(tokens(text))

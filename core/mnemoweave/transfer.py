@@ -211,7 +211,12 @@ def render_markdown(project: str, memories: list[Memory]) -> str:
     return "\n".join(out)
 
 
-def turn_line(turn: Turn, key: str) -> str:
+def line_key(record: TurnRecord, position: int) -> str:
+    """Dedup key of an imported turn without a timestamp: its place in the import."""
+    return fingerprint(record.session, record.role, position, record.text)
+
+
+def turn_line(turn: Turn) -> str:
     return json.dumps(
         {
             "session": turn.session,
@@ -220,7 +225,7 @@ def turn_line(turn: Turn, key: str) -> str:
             "ts": turn.ts,
             "host": turn.host,
             "project": turn.project,
-            "key": key,
+            "key": turn.key,
         },
         ensure_ascii=False,
     )

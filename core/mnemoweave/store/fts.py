@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from ..text import segment, tokens
+from ..text import segment, stopwords, tokens
 
 
 def index(db: sqlite3.Connection, table: str, rowid: int, text: str) -> None:
@@ -28,9 +28,14 @@ def replace_all(db: sqlite3.Connection, table: str, rows: Iterable[tuple[int, st
         index(db, table, rowid, text)
 
 
-def match_expression(query: str) -> str | None:
-    """An FTS5 query matching any token of `query` (ranked by BM25), or None if it has none."""
+def match_expression(query: str, drop_stopwords: bool = True) -> str | None:
+    """An FTS5 query matching any token of `query` (ranked by BM25), or None if it has none.
+
+    Stopwords are dropped unless nothing else is left ("what did I say?" still matches).
+    """
     seen = dict.fromkeys(tokens(query))
+    if drop_stopwords:
+        seen = dict.fromkeys(t for t in seen if t not in stopwords()) or seen
     if not seen:
         return None
     return " OR ".join('"' + token.replace('"', '""') + '"' for token in seen)

@@ -100,6 +100,14 @@ def merge(
     fts.index(db, "memories", row["id"], index_text(row["title"], row["body"], merged_tags))
 
 
+def touch(db: sqlite3.Connection, ids: Sequence[int], now: float) -> None:
+    """Count a recall: bumps access_count (which slows decay) and last_access."""
+    db.executemany(
+        "UPDATE memories SET access_count = access_count + 1, last_access = ? WHERE id = ?",
+        [(now, mid) for mid in ids],
+    )
+
+
 def set_status(db: sqlite3.Connection, mid: int, status: str, deleted_at: float | None) -> None:
     db.execute(
         "UPDATE memories SET status = ?, deleted_at = ? WHERE id = ?", (status, deleted_at, mid)
@@ -127,11 +135,12 @@ def expired_trash(db: sqlite3.Connection, before: float) -> list[int]:
     return [row[0] for row in rows]
 
 
-def _scope(project: str | None, kind: str | None) -> tuple[str, list[object]]:
-    clauses, params = [], []
-    if project is not None:
-        clauses.append("m.project IN (?, '')")
-        params.append(project)
+def _scope(projects: Sequence[str] | None, kind: str | None) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    if projects is not None:
+        clauses.append(f"m.project IN ({','.join('?' * len(projects))})")
+        params.extend(projects)
     if kind is not None:
         clauses.append("m.kind = ?")
         params.append(kind)
@@ -139,26 +148,15 @@ def _scope(project: str | None, kind: str | None) -> tuple[str, list[object]]:
 
 
 def listing(
-    db: sqlite3.Connection, n: int, kind: str | None, project: str | None, status: str
+    db: sqlite3.Connection,
+    n: int,
+    kind: str | None,
+    projects: Sequence[str] | None,
+    status: str,
 ) -> list[sqlite3.Row]:
-    where, params = _scope(project, kind)
+    where, params = _scope(projects, kind)
     return db.execute(
         f"SELECT m.* FROM memories m WHERE m.status = ?{where} ORDER BY m.updated DESC, m.id DESC"
         " LIMIT ?",
         [status, *params, n],
     ).fetchall()
-
-
-def search(
-    db: sqlite3.Connection, expression: str, k: int, project: str | None, kind: str | None
-) -> list[tuple[sqlite3.Row, float]]:
-    """Active memories matching an FTS expression, best BM25 first (score: higher is better)."""
-    where, params = _scope(project, kind)
-    rows = db.execute(
-        "SELECT m.*, -bm25(memories_fts) AS score FROM memories_fts"
-        " JOIN memories m ON m.id = memories_fts.rowid"
-        f" WHERE memories_fts MATCH ? AND m.status = 'active'{where}"
-        " ORDER BY score DESC, m.id DESC LIMIT ?",
-        [expression, *params, k],
-    ).fetchall()
-    return [(row, row["score"]) for row in rows]

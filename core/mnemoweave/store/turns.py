@@ -10,14 +10,15 @@ from . import fts
 
 def from_row(row: sqlite3.Row) -> Turn:
     return Turn(
-        id=f"t_{row['id']}",
         session=row["session_id"],
         role=row["role"],
         text=row["text"],
         ts=row["ts"],
-        seq=row["seq"],
         host=row["host"],
         project=row["project"],
+        key=row["key"],
+        id=f"t_{row['id']}",
+        seq=row["seq"],
         kind=row["kind"],
         kind_conf=row["kind_conf"],
     )
@@ -72,17 +73,3 @@ def delete(db: sqlite3.Connection, tid: int) -> None:
 def reindex(db: sqlite3.Connection) -> None:
     rows = db.execute("SELECT id, text FROM turns").fetchall()
     fts.replace_all(db, "turns", ((r["id"], r["text"]) for r in rows))
-
-
-def search(
-    db: sqlite3.Connection, expression: str, k: int, project: str | None
-) -> list[tuple[sqlite3.Row, float]]:
-    """Turns matching an FTS expression, best BM25 first (score: higher is better)."""
-    where, params = ("", []) if project is None else (" AND t.project IN (?, '')", [project])
-    rows = db.execute(
-        "SELECT t.*, -bm25(turns_fts) AS score FROM turns_fts"
-        " JOIN turns t ON t.id = turns_fts.rowid"
-        f" WHERE turns_fts MATCH ?{where} ORDER BY score DESC, t.id DESC LIMIT ?",
-        [expression, *params, k],
-    ).fetchall()
-    return [(row, row["score"]) for row in rows]

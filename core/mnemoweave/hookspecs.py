@@ -1,0 +1,119 @@
+"""Every pluggy hookspec of mnemoweave, with its contract.
+
+Plugins implement these with `@mnemoweave.hookimpl` (or `mnemoweave.hookspecs.hookimpl`)
+and are found through the `mnemoweave` entry-point group. Hooks take keyword arguments and
+frozen dataclasses, and return plain data; an implementation may accept only the arguments
+it needs. An implementation that raises is logged, counted in `status` and skipped: it
+never breaks a turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .embed.base import EmbedderSpec
+    from .engine import Engine
+    from .model import Block, Card, Classification, Memory, SessionEvent, Turn
+
+hookspec = pluggy.HookspecMarker("mnemoweave")
+hookimpl = pluggy.HookimplMarker("mnemoweave")
+
+
+# --- registries: called once when the plugin manager is built ------------------------------
+
+
+@hookspec
+def register_embedders(register: Callable[[EmbedderSpec], None]) -> None:
+    """Register embedding models: call `register(EmbedderSpec(...))` once per model.
+
+    The spec names the model and its dimension, and says how to build its files into a
+    directory and how to load them. The `embedder` setting picks which one is used.
+    """
+
+
+@hookspec
+def register_classifiers(register: Callable[[str, Callable[[Turn], Classification]], None]) -> None:
+    """Register turn classifiers: call `register(name, classify)` once per classifier.
+
+    `classify(turn)` returns a `Classification(kind, confidence)`. The `classifier`
+    setting picks which one `classify_turn` uses by default.
+    """
+
+
+@hookspec
+def register_distillers(register: Callable[[str, Callable[..., list[Card]]], None]) -> None:
+    """Register distillers: call `register(name, distill)` once per distiller.
+
+    A distiller turns fragments (stored turns) into candidate cards with evidence. The
+    built-in one is extractive and local; a distiller that needs a network must be off by
+    default.
+    """
+
+
+# --- events announced by host adapters ------------------------------------------------------
+
+
+@hookspec
+def on_session_start(event: SessionEvent, engine: Engine) -> None:
+    """A session started (or resumed, or was cleared or compacted: see `event.source`)."""
+
+
+@hookspec
+def on_turn(turn: Turn, engine: Engine) -> None:
+    """A turn was stored: `turn` carries its id, seq and classification."""
+
+
+@hookspec
+def on_session_idle(event: SessionEvent, engine: Engine) -> None:
+    """The agent finished answering and waits for the user."""
+
+
+@hookspec
+def on_pre_compact(event: SessionEvent, engine: Engine) -> None:
+    """The host is about to compact the session's context."""
+
+
+@hookspec
+def on_session_end(event: SessionEvent, engine: Engine) -> None:
+    """The session ended."""
+
+
+# --- decisions and contributions -----------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def classify_turn(turn: Turn) -> Classification | None:
+    """Classify a turn as pref, pers, skill, mission, conclusion or chat.
+
+    firstresult: the first non-None answer wins (plugins registered later are asked
+    first); return None to let the next classifier decide.
+    """
+
+
+@hookspec
+def weave_blocks(
+    engine: Engine, query: str, session: str | None, project: str | None, budget: int
+) -> list[Block] | None:
+    """Contribute blocks to the weave shown before a model turn.
+
+    Each `Block` names its tier (scene, knowledge or nudge) and carries lines with ids,
+    ages and scores. The weave orders blocks by tier and score and keeps what fits in
+    `budget` tokens; return None or [] to add nothing.
+    """
+
+
+# --- notifications -------------------------------------------------------------------------
+
+
+@hookspec
+def on_card(card: Card) -> None:
+    """A candidate card was proposed or decided (web UI refresh, logs)."""
+
+
+@hookspec
+def on_memory(memory: Memory, action: str) -> None:
+    """A memory changed: action is new, merged, trashed, restored, superseded or purged."""

@@ -1,0 +1,79 @@
+"""Building the plugin manager: hookspecs, built-in plugins, entry-point plugins.
+
+Every hook implementation is wrapped so that one that raises is logged, counted and
+skipped (it returns None, which every hook treats as "nothing to add"): a broken plugin
+never breaks a turn. `failures(pm)` gives the counts `status` reports.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+from collections import Counter
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+
+log = logging.getLogger("mnemoweave.plugins")
+
+BUILTIN_PLUGINS = ("mnemoweave.embed.default_plugin",)
+_FAILURES = "_mnemoweave_failures"
+
+
+def _isolated(impl: pluggy.HookImpl, hook_name: str, counts: Counter) -> None:
+    if impl.hookwrapper or impl.wrapper:
+        return  # wrappers manage the call themselves; leave them as they are
+    function = impl.function
+
+    @functools.wraps(function)
+    def guarded(*args: Any) -> Any:
+        try:
+            return function(*args)
+        except Exception:
+            counts[f"{impl.plugin_name}.{hook_name}"] += 1
+            log.exception("plugin %s failed in %s; skipped", impl.plugin_name, hook_name)
+            return None
+
+    guarded._mnemoweave_guard = True  # type: ignore[attr-defined]
+    impl.function = guarded
+
+
+def _isolate_all(pm: pluggy.PluginManager) -> None:
+    counts = failures(pm)
+    for hook_name in dir(pm.hook):
+        caller = getattr(pm.hook, hook_name)
+        if not isinstance(caller, pluggy.HookCaller):
+            continue
+        for impl in caller.get_hookimpls():
+            if not getattr(impl.function, "_mnemoweave_guard", False):
+                _isolated(impl, hook_name, counts)
+
+
+def failures(pm: pluggy.PluginManager) -> Counter:
+    """How often each `plugin.hook` raised since the manager was built."""
+    if not hasattr(pm, _FAILURES):
+        setattr(pm, _FAILURES, Counter())
+    return getattr(pm, _FAILURES)
+
+
+def make_plugin_manager(load_entrypoints: bool = True) -> pluggy.PluginManager:
+    """A fresh manager: never a module-level global, so tests and engines stay independent."""
+    pm = pluggy.PluginManager("mnemoweave")
+    pm.add_hookspecs(hookspecs)
+    for name in BUILTIN_PLUGINS:
+        pm.register(importlib.import_module(name), name=name)
+    if load_entrypoints:
+        pm.load_setuptools_entrypoints("mnemoweave")
+    pm.check_pending()
+    _isolate_all(pm)
+    return pm
+
+
+def register(pm: pluggy.PluginManager, plugin: object, name: str | None = None) -> None:
+    """Register one more plugin after the manager was built (tests, embedding apps)."""
+    pm.register(plugin, name=name)
+    pm.check_pending()
+    _isolate_all(pm)

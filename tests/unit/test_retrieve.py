@@ -1,0 +1,175 @@
+"""Hybrid retrieval with fake embedders: fusion, language gating, decay, dedup, index drift."""
+
+import numpy as np
+import pytest
+
+from mnemoweave import Engine
+from mnemoweave.retrieve import decay_factor
+
+# A fake bilingual model: words of both languages map onto shared concept dimensions, so an
+# English query lands near a Chinese memory about the same thing, as a real model does.
+CONCEPTS = {
+    "comment": 0,
+    "comments": 0,
+    "注释": 0,
+    "english": 1,
+    "英文": 1,
+    "timeout": 2,
+    "timeouts": 2,
+    "超时": 2,
+    "upload": 3,
+    "uploads": 3,
+    "上传": 3,
+    "tabs": 4,
+    "makefile": 5,
+    "makefiles": 5,
+    "deploy": 6,
+    "部署": 6,
+    "code": 7,
+    "代码": 7,
+}
+
+
+class ConceptEmbedder:
+    name = "concepts"
+    dim = 16
+
+    def embed(self, texts, *, query=False):
+        from mnemoweave.text import tokens
+
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for i, text in enumerate(texts):
+            for token in tokens(text):
+                if token in CONCEPTS:
+                    out[i, CONCEPTS[token]] += 1
+            out[i, 15] += 0.05  # every text is a little alike, never a zero vector
+            out[i] /= np.linalg.norm(out[i])
+        return out
+
+
+@pytest.fixture
+def hybrid(mnemoweave_home):
+    with Engine() as engine:
+        engine.use_embedder(ConceptEmbedder())
+        yield engine
+
+
+def ids(hits):
+    return [h.id for h in hits]
+
+
+def test_crosslingual_query_finds_the_chinese_memory(hybrid):
+    zh = hybrid.remember("以后代码注释都用英文", kind="pref").id
+    hybrid.remember("Code review comments go in the pull request, not in chat", kind="fact")
+    hybrid.remember("Upload retries use exponential backoff", kind="fact")
+    assert ids(hybrid.search("english code comments", mode="dense"))[0] == zh
+    hits = hybrid.search("english code comments", k=3)
+    assert hits[0].id == zh, [(h.id, h.extra["explain"]) for h in hits]
+    explain = hits[0].extra["explain"]
+    assert explain["mode"] == "hybrid" and explain["dense"]["rank"] == 1
+    assert explain["alpha"] == hybrid.config.fusion_cross  # gated: not the query's language
+
+
+def test_lexical_channel_still_wins_on_rare_words(hybrid):
+    rare = hybrid.remember("The flaky job is quarantined under label zorblax-42").id
+    hybrid.remember("Timeouts on uploads were fixed by setting httpx timeout")
+    hits = hybrid.search("zorblax-42")
+    assert hits[0].id == rare and hits[0].extra["explain"]["lexical"]["rank"] == 1
+
+
+def test_lexical_only_without_a_model(engine):
+    assert engine.embedder is None
+    assert engine.retrieval_mode().startswith("lexical-only")
+    ref = engine.remember("以后代码注释都用英文").id
+    assert ids(engine.search("注释")) == [ref]
+    assert ids(engine.search("注释", mode="dense")) == [ref]  # falls back, never crashes
+    assert engine.search("注释")[0].extra["explain"]["mode"] == "lexical"
+
+
+def test_recall_is_counted_and_slows_decay(hybrid):
+    ref = hybrid.remember("Deploy with make deploy").id
+    hybrid.search("deploy")
+    hybrid.search("deploy", touch=False)
+    memory = hybrid.get(ref)
+    assert memory.access_count == 1 and memory.last_access is not None
+    row = dict(hybrid.db.execute("SELECT * FROM memories WHERE id = ?", (int(ref[2:]),)).fetchone())
+    month = 30 * 86400
+    fresh = dict(row, last_access=None, access_count=0)
+    aged = dict(fresh, updated=row["updated"] - month)
+    recalled = dict(aged, access_count=7)
+    config = hybrid.config
+    assert decay_factor(fresh, config, row["updated"]) == pytest.approx(1.0)
+    # one half-life without recall: halfway between the floor and full strength
+    assert decay_factor(aged, config, row["updated"]) == pytest.approx(0.75)
+    # recalled often: stability 30 * (1 + log2(8)) = 120 days, so it decays far less
+    assert decay_factor(recalled, config, row["updated"]) > 0.9
+
+
+def test_importance_and_weight_order_equal_matches(hybrid):
+    low = hybrid.remember("deploy notes alpha", kind="fact", importance=1).id
+    high = hybrid.remember("deploy notes beta", kind="conclusion", importance=5).id
+    assert ids(hybrid.search("deploy notes", k=2)) == [high, low]
+    hybrid.db.execute("UPDATE memories SET weight = 0.1 WHERE id = ?", (int(high[2:]),))
+    assert ids(hybrid.search("deploy notes", k=2)) == [low, high]
+
+
+def test_near_duplicates_merge_or_skip(hybrid, monkeypatch):
+    first = hybrid.remember("Use tabs in Makefiles", kind="pref").id
+    # different words, same concepts for the fake model: cosine 1.0 >= threshold
+    merged = hybrid.remember("makefiles: tabs!!", kind="pref", tags=["make"])
+    assert (merged.action, merged.id) == ("merged", first)
+    assert hybrid.get(first).tags == ("make",)
+    # another kind or project is not a duplicate
+    assert hybrid.remember("makefiles tabs", kind="fact").action == "new"
+    assert hybrid.remember("tabs makefiles", kind="pref", project="other").action == "new"
+    from dataclasses import replace
+
+    hybrid.config = replace(hybrid.config, dedup_action="skip")
+    skipped = hybrid.remember("tabs in the makefiles", kind="pref")
+    assert (skipped.action, skipped.id) == ("duplicate", first)
+    assert hybrid.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 3
+
+
+def test_near_duplicates_within_one_import(hybrid, tmp_path):
+    (tmp_path / "m.md").write_text("## a\nUse tabs in Makefiles\n\n## b\nMakefiles use tabs\n")
+    counts = hybrid.import_path(tmp_path / "m.md")
+    assert counts["memories"] == 1 and counts["merged"] == 1
+
+
+def test_index_drift_is_reported_and_repaired(hybrid):
+    hybrid.remember("Deploy with make deploy")
+    hybrid.ingest("s", "user", "upload timeouts again")
+    checks = {c.name: c for c in hybrid.doctor()}
+    assert checks["vector index (memories)"].ok and checks["vector index (turns)"].ok
+    hybrid.index.delete("turns", ["t_1"])
+    hybrid.index.add("memories", ["m_99"], np.ones((1, 16), np.float32) / 4, [""])
+    checks = {c.name: c for c in hybrid.doctor()}
+    assert not checks["vector index (turns)"].ok and not checks["vector index (memories)"].ok
+    assert "1 rows not embedded" in checks["vector index (turns)"].detail
+    assert all(c.ok for c in hybrid.doctor(repair=True))
+    assert ids(hybrid.search("upload timeouts", source="turns", mode="dense")) == ["t_1"]
+
+
+def test_purge_removes_the_vector_and_reindex_rebuilds(hybrid):
+    a = hybrid.remember("Deploy with make deploy").id
+    b = hybrid.remember("Upload timeout is ten seconds").id
+    hybrid.purge(a)
+    assert hybrid.index.ids("memories") == {b}
+    hybrid.index.clear("memories")
+    assert hybrid.index.ids("memories") == set()
+    assert hybrid.reindex() == {"memories": 1, "turns": 0}
+    assert hybrid.index.ids("memories") == {b}
+
+
+def test_trashed_memories_never_surface_in_any_mode(hybrid):
+    ref = hybrid.remember("Deploy with make deploy").id
+    hybrid.forget(ref)
+    for mode in ("hybrid", "lexical", "dense"):
+        assert hybrid.search("deploy", mode=mode) == []
+
+
+def test_project_scope_in_the_dense_channel(hybrid):
+    mine = hybrid.remember("upload timeout is 10s", project="up").id
+    glob = hybrid.remember("timeouts belong in config").id
+    hybrid.remember("upload timeout is 99s", project="other")
+    assert set(ids(hybrid.search("upload timeout", project="up", mode="dense"))) == {mine, glob}
