@@ -98,11 +98,11 @@ class EngineStore:
         clock: Clock,
         source: str,
         options: dict[str, Any],
-        embedder: Any,
+        embedders: Sequence[Any],
     ) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="store-", dir=os.environ["MNEMOWEAVE_HOME"])
         self.engine = Engine(home=Path(self._dir.name))
-        self.engine.use_embedder(embedder)
+        self.engine.use_embedder(*embedders)
         clock.retrieval = self.engine.retrieval_mode()
         self.source = source
         self.options = options
@@ -130,10 +130,10 @@ class EngineStore:
                 }
                 for position, doc in enumerate(docs)
             )
-        return [
-            self.engine.remember(doc.text, kind=doc.kind, project=doc.project, tags=doc.tags)
+        return self.engine.remember_many(
+            {"text": doc.text, "kind": doc.kind, "project": doc.project, "tags": doc.tags}
             for doc in docs
-        ]
+        )
 
     def search(self, query: str, k: int, project: str | None = None) -> list[str]:
         """The dataset keys of the engine's top k hits; only the engine call is timed."""
@@ -160,26 +160,32 @@ class EngineStore:
         self._dir.cleanup()
 
 
-def load_embedder(name: str, models: Path) -> Any:
-    """The embedding model every store of the run shares, loaded once (None: lexical only)."""
-    if name == "none":
-        return None
+def load_embedders(names: str, models: Path) -> list[Any]:
+    """The models every store of the run shares, loaded once ("none": lexical only).
+
+    `names` is comma-separated: the main model, then the optional second one.
+    """
+    if names == "none":
+        return []
     from mnemoweave.embed import registered
 
-    spec = registered()[name]
-    if not spec.is_built(models / name):
-        raise SystemExit(
-            f"model {name} is not built in {models}: run `mnemoweave model build "
-            f"{name}` (or pass --models DIR / --embedder none)"
-        )
-    return spec.load(models / name)
+    specs = registered()
+    loaded = []
+    for name in names.split(","):
+        if not specs[name].is_built(models / name):
+            raise SystemExit(
+                f"model {name} is not built in {models}: run `mnemoweave model build "
+                f"{name}` (or pass --models DIR / --embedder none)"
+            )
+        loaded.append(specs[name].load(models / name))
+    return loaded
 
 
 def engine_opener(source: str, args: Any) -> Opener:
     """Opens engine stores holding documents as `source` ("turns" or "memories")."""
     options = search_options(args.mode)
-    embedder = load_embedder(args.embedder, args.models)
-    return lambda docs, clock: EngineStore(docs, clock, source, options, embedder)
+    embedders = load_embedders(args.embedder, args.models)
+    return lambda docs, clock: EngineStore(docs, clock, source, options, embedders)
 
 
 class BaselineStore:

@@ -65,43 +65,42 @@ def dev_sets() -> dict[str, tuple[list[Any], str, int]]:
     }
 
 
-def collect(embedder: Any, n: int) -> dict[str, list[dict[str, Any]]]:
-    """Per dev set, per query: relevant keys and candidates (keys, bm25, cosine, same lang)."""
+def collect(embedders: list[Any], n: int) -> dict[str, list[dict[str, Any]]]:
+    """Per dev set, per query: relevant keys and candidates (keys, bm25, cosines, same lang)."""
     from harness import Clock, EngineStore, search_options
-    from mnemoweave.retrieve import Retriever, _same_language
+    from mnemoweave.retrieve import Retriever, same_language
     from mnemoweave.text import language
 
     out: dict[str, list[dict[str, Any]]] = {}
     for name, (stores, source, _) in dev_sets().items():
         rows = out.setdefault(name, [])
         for store in stores:
-            opened = EngineStore(store.docs, Clock(), source, search_options("default"), embedder)
+            opened = EngineStore(store.docs, Clock(), source, search_options("default"), [])
             engine = opened.engine
-            retriever = Retriever(engine.db, engine.config, engine.embedder, engine.index)
+            engine.use_embedder(*embedders)
+            engine.reindex()
+            retriever = Retriever(engine.db, engine.config, engine.channels)
+            names = [channel.name for channel in engine.channels]
             for query in store.queries:
                 if query.group == "none":
                     continue
                 projects = None if query.project is None else [query.project, ""]
                 found = retriever.candidates(source, query.text, n, projects, None, "hybrid")
                 qlang = language(query.text)
+                candidates = [
+                    (
+                        opened.keys.get(c.ref, []),
+                        c.lexical,
+                        [c.dense.get(channel) for channel in names],
+                        same_language(qlang, language(c.text)),
+                    )
+                    for c in found.values()
+                ]
                 rows.append(
                     {
                         "relevant": set(query.relevant),
                         "group": query.group,
-                        "candidates": [
-                            (
-                                opened.keys.get(c.ref, []),
-                                c.lexical if c.lexical_rank else None,
-                                c.dense,
-                                _same_language(
-                                    qlang,
-                                    language(
-                                        c.row["body"] if source == "memories" else c.row["text"]
-                                    ),
-                                ),
-                            )
-                            for c in found.values()
-                        ],
+                        "candidates": candidates,
                     }
                 )
             opened.close()
@@ -109,39 +108,55 @@ def collect(embedder: Any, n: int) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _minmax(values: list[float]) -> list[float]:
-    low, high = min(values), max(values)
-    return [1.0 if high - low < 1e-9 else (v - low) / (high - low) for v in values]
+def _minmax(values: list[float]) -> dict[float, float]:
+    low, high = min(values, default=0.0), max(values, default=0.0)
+    return {v: 1.0 if high - low < 1e-9 else (v - low) / (high - low) for v in values}
 
 
-def rank(candidates: list[tuple], alpha: float, cross: float) -> list[str]:
-    lex = [c[1] for c in candidates if c[1] is not None]
-    dense = [c[2] for c in candidates if c[2] is not None]
-    lex_n = dict(zip(lex, _minmax(lex), strict=True)) if lex else {}
-    dense_n = dict(zip(dense, _minmax(dense), strict=True)) if dense else {}
+def rank(candidates: list[tuple], config: Any) -> list[str]:
+    """Dataset keys ranked by the engine's own fusion under `config`."""
+    from mnemoweave.retrieve import fuse
+
+    lexical = _minmax([c[1] for c in candidates if c[1] is not None])
+    channels = len(candidates[0][2]) if candidates else 0
+    dense = [_minmax([c[2][i] for c in candidates if c[2][i] is not None]) for i in range(channels)]
     scored = []
-    for keys, bm25, cosine, same in candidates:
-        ln = 0.0 if bm25 is None else lex_n[bm25]
-        dn = 0.0 if cosine is None else dense_n[cosine]
-        score = alpha * dn + (1 - alpha) * ln if same else cross * dn
-        scored.append((score, keys))
+    for keys, bm25, cosines, same in candidates:
+        parts = [0.0 if cos is None else dense[i][cos] for i, cos in enumerate(cosines)]
+        lex = 0.0 if bm25 is None else lexical[bm25]
+        scored.append((fuse(lex, parts, same, config, "hybrid"), keys))
     scored.sort(key=lambda pair: -pair[0])
     return [key for _, keys in scored for key in keys]
 
 
-def evaluate(data: dict[str, list[dict[str, Any]]], alpha: float, cross: float) -> dict[str, float]:
+def evaluate(data: dict[str, list[dict[str, Any]]], config: Any) -> dict[str, float]:
+    from datasets import ADVERSARIAL  # LoCoMo category 5: reported apart, not tuned on
+
     ks = {name: k for name, (_, _, k) in dev_sets.cache.items()}  # type: ignore[attr-defined]
     result = {}
     for name, rows in data.items():
         k = ks[name]
-        hits = [bool(set(rank(r["candidates"], alpha, cross)[:k]) & r["relevant"]) for r in rows]
+        rows = [r for r in rows if r["group"] != ADVERSARIAL]
+        hits = [bool(set(rank(r["candidates"], config)[:k]) & r["relevant"]) for r in rows]
         result[name] = round(sum(hits) / len(hits), 3)
     return result
 
 
+GRID = {
+    "weight_dense": [0.3, 0.4, 0.5, 0.6, 0.8],
+    "weight_second": [0.0, 0.1, 0.2, 0.3],
+    "cross_dense": [0.0, 0.25, 0.5, 0.75],
+    "cross_second": [0.5, 0.75, 1.0, 1.25],
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--embedder", default="use-m3")
+    parser.add_argument(
+        "--embedder",
+        default="e5-small,use-m3",
+        help="comma-separated: the main model, then the optional second",
+    )
     parser.add_argument(
         "--models",
         type=Path,
@@ -152,27 +167,31 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mnemoweave-tune-") as home:
         os.environ["MNEMOWEAVE_HOME"] = home
-        from harness import load_embedder, warm_up
+        from harness import load_embedders, warm_up
 
         warm_up()
         dev_sets.cache = dev_sets()  # type: ignore[attr-defined]
         if args.cache and args.cache.exists():
             data = pickle.loads(args.cache.read_bytes())
         else:
-            data = collect(load_embedder(args.embedder, args.models), args.candidates)
+            embedders = load_embedders(args.embedder, args.models)
+            data = collect(embedders, args.candidates)
             if args.cache:
                 args.cache.write_bytes(pickle.dumps(data))
-    grid = itertools.product(
-        [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0], [0.3, 0.5, 0.7, 0.9, 1.0, 1.2]
-    )
+    from dataclasses import replace
+
+    from mnemoweave.config import Config
+
     results = []
-    for alpha, cross in grid:
-        metrics = evaluate(data, alpha, cross)
-        results.append((sum(metrics.values()) / len(metrics), alpha, cross, metrics))
+    for values in itertools.product(*GRID.values()):
+        config = replace(Config(), weight_lexical=1.0, **dict(zip(GRID, values, strict=True)))
+        metrics = evaluate(data, config)
+        results.append(
+            (sum(metrics.values()) / len(metrics), dict(zip(GRID, values, strict=True)), metrics)
+        )
     results.sort(key=lambda r: -r[0])
-    channels = [r for r in results if r[1] in (0.0, 1.0) and r[2] == 1.0]
-    for mean, alpha, cross, metrics in results[:10] + channels:
-        print(json.dumps({"mean": round(mean, 3), "alpha": alpha, "cross": cross} | metrics))
+    for mean, weights, metrics in results[:10]:
+        print(json.dumps({"mean": round(mean, 3)} | weights | metrics))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ def test_engine_store_maps_merged_memories_to_every_key(mnemoweave_home: Path) -
         Doc("k3", "Deploy with fly deploy.", project="q", kind="skill"),
     ]
     clock = Clock()
-    store = EngineStore(docs, clock, "memories", search_options("default"), HashEmbedder())
+    store = EngineStore(docs, clock, "memories", search_options("default"), [HashEmbedder()])
     try:
         assert store.search("tabs makefile", 5, project="p") == ["k1", "k2"]
         assert store.search("deploy", 5, project="p") == []
@@ -33,7 +33,7 @@ def test_engine_store_maps_merged_memories_to_every_key(mnemoweave_home: Path) -
 def test_engine_store_keeps_repeated_turns_apart(mnemoweave_home: Path) -> None:
     mnemoweave_home.mkdir()
     docs = [Doc(f"D1:{i}", "Anna: hello there", session="s1", ts=1.0e9) for i in (1, 2)]
-    store = EngineStore(docs, Clock(), "turns", search_options("default"), None)
+    store = EngineStore(docs, Clock(), "turns", search_options("default"), [])
     try:
         assert sorted(store.search("hello", 5)) == ["D1:1", "D1:2"]
     finally:

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .hookspecs import hookimpl
+from .model import TURN_KINDS, Classification
 from .text import cjk_count
 
-KINDS = ("pref", "pers", "skill", "mission", "conclusion", "chat")
+KINDS = TURN_KINDS
 RULES_FILE = Path(__file__).parent / "data" / "classify_rules.txt"
 NGRAMS_FILE = Path(__file__).parent / "data" / "classify_ngrams.json"
 
@@ -33,14 +35,6 @@ TEMPERATURE = 1.5  # softmax temperature turning scores into a confidence
 MAX_CHARS = 2000  # only the head of a long turn is read
 NGRAM_WEIGHT = 1.0  # scale of the learned lexicon against the hand-written cues
 PROTO_WEIGHT = 8.0  # score per unit of cosine similarity above the mean over kinds
-
-
-@dataclass(frozen=True)
-class Classification:
-    """The kind of a turn and how sure the classifier is (0..1)."""
-
-    kind: str
-    confidence: float
 
 
 class Rule(NamedTuple):
@@ -404,3 +398,9 @@ def classify(text: str, role: str = "user", embedder: Any = None) -> Classificat
     top = by_kind[kind]
     confidence = 1.0 / sum(math.exp((value - top) / TEMPERATURE) for value in by_kind.values())
     return Classification(kind, round(min(0.99, max(0.05, confidence)), 3))
+
+
+@hookimpl
+def register_classifiers(register: Any) -> None:
+    """The built-in rules-and-lexicon classifier, as "builtin"."""
+    register("builtin", lambda turn: classify(turn.text, turn.role))

@@ -66,24 +66,12 @@ def _one_line(text: str, width: int = 100) -> str:
 
 
 def _explain_line(explain: dict[str, Any]) -> str:
-    lexical, dense = explain["lexical"], explain["dense"]
-    parts = [
-        f"bm25 #{lexical['rank']} {lexical['bm25']}" if lexical["rank"] else "bm25 -",
-        f"dense #{dense['rank']} cos {dense['cosine']}" if dense["rank"] else "dense -",
-    ]
-    parts += [
-        f"{name} {explain[name]}"
-        for name in (
-            "lexical_norm",
-            "dense_norm",
-            "alpha",
-            "fused",
-            "decay",
-            "importance",
-            "weight",
-        )
-        if name in explain
-    ]
+    """One line per hit: each channel's rank and raw score, then the fusion's factors."""
+    lexical = explain["lexical"]
+    parts = [f"bm25 #{lexical['rank']} {lexical['bm25']}" if lexical["rank"] else "bm25 -"]
+    parts += [f"{name} #{d['rank']} cos {d['cosine']}" for name, d in explain["dense"].items()]
+    skip = {"mode", "lexical", "dense"}
+    parts += [f"{name} {value}" for name, value in explain.items() if name not in skip]
     return " · ".join(parts)
 
 
@@ -159,24 +147,53 @@ def remember(
     show_default=True,
     help="What to search.",
 )
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "lexical", "dense"]),
+    default="hybrid",
+    show_default=True,
+    help="Channels to use.",
+)
+@click.option("--explain", is_flag=True, help="Show each channel's contribution.")
 @json_option
 def search(
-    query: str, k: int | None, project: str | None, kind: str | None, source: str, as_json: bool
+    query: str,
+    k: int | None,
+    project: str | None,
+    kind: str | None,
+    source: str,
+    mode: str,
+    explain: bool,
+    as_json: bool,
 ) -> None:
     """Find memories (or raw turns) matching QUERY, in Chinese or English."""
     with _engine() as engine:
-        hits = engine.search(query, k=k, project=project, kind=kind, source=source)
+        hits = engine.search(query, k=k, project=project, kind=kind, source=source, mode=mode)
+        retrieval = engine.retrieval_mode()
     if as_json:
-        _emit({"hits": [hit.to_dict() for hit in hits]})
+        rows = []
+        for hit in hits:
+            row = hit.to_dict()
+            details = row.pop("extra")
+            explained = details.pop("explain")
+            row.update(details)
+            if explain:
+                row["explain"] = explained
+            rows.append(row)
+        _emit({"retrieval": retrieval, "hits": rows})
         return
+    if explain:
+        click.echo(f"retrieval: {retrieval}")
     if not hits:
         click.echo("no hits")
     for hit in hits:
         scope = hit.project or "global"
         click.echo(
-            f"{hit.id}  {hit.score:6.2f}  [{hit.kind}] {_one_line(hit.text)}  "
+            f"{hit.id}  {hit.score:6.3f}  [{hit.kind}] {_one_line(hit.text)}  "
             f"({scope}, {_age(hit.created)})"
         )
+        if explain:
+            click.echo("          " + _explain_line(hit.extra["explain"]))
 
 
 @cli.command()
@@ -308,6 +325,42 @@ def status(as_json: bool) -> None:
     click.echo("stored    " + ", ".join(f"{n} {name}" for name, n in counts.items()))
     click.echo(f"pending   {data['pending_cards']} cards await review")
     click.echo("versions  " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()))
+
+
+@cli.command()
+@click.argument("query", required=False, default="")
+@click.option("--session", "-s", help="Session id (adds its scene: goal, decisions, open threads).")
+@click.option("--project", "-p", help="Project scope (its memories plus global ones).")
+@click.option("--budget", "-b", type=int, help="Token budget (default from config: weave_budget).")
+@json_option
+def weave(
+    query: str, session: str | None, project: str | None, budget: int | None, as_json: bool
+) -> None:
+    """The context woven before a model turn for QUERY: scene, knowledge, nudge."""
+    with _engine() as engine:
+        woven = engine.weave(query, session=session, project=project, budget=budget)
+    if as_json:
+        _emit(woven.to_dict())
+    elif woven.text:
+        click.echo(woven.text)
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--role", type=click.Choice(ROLES), default="user", show_default=True)
+@json_option
+def classify(text: str, role: str, as_json: bool) -> None:
+    """What kind of turn TEXT is: pref, pers, skill, mission, conclusion or chat."""
+    from .model import Turn
+
+    if not text.strip():
+        raise UserError("nothing to classify: the text is empty")
+    with _engine() as engine:
+        result = engine.classify(Turn("cli", role, text))
+    if as_json:
+        _emit({"kind": result.kind, "confidence": round(result.confidence, 3)})
+    else:
+        click.echo(f"{result.kind} ({result.confidence:.2f})")
 
 
 @cli.command()

@@ -31,16 +31,34 @@ class Config:
     """Importance (1-5) given to a memory when none is stated."""
     search_k: int = 10
     """Hits returned by `search` when `-k` is not given."""
-    embedder: str = "use-m3"
-    """Embedding model for semantic search ("none": lexical only)."""
-    fusion_alpha: float = 0.3
-    """Weight of the dense channel for candidates in the query's language (lexical: 1-alpha)."""
-    fusion_cross: float = 1.0
-    """Weight of the dense channel for candidates in another language than the query."""
+    classifier: str = "builtin"
+    """Registered turn classifier used when no plugin's classify_turn answers."""
+    embedder: str = "e5-small"
+    """Main embedding model for semantic search ("none": lexical only)."""
+    second_embedder: str = "use-m3"
+    """Optional second model, e.g. one strong across languages ("": none)."""
+    weight_lexical: float = 1.0
+    """Fusion weight of BM25 for candidates in the query's language."""
+    weight_dense: float = 0.6
+    """Fusion weight of the main model for candidates in the query's language."""
+    weight_second: float = 0.2
+    """Fusion weight of the second model for candidates in the query's language."""
+    cross_dense: float = 0.5
+    """Fusion weight of the main model for candidates in another language."""
+    cross_second: float = 1.25
+    """Fusion weight of the second model for candidates in another language."""
     min_cosine: float = 0.2
     """Dense candidates below this cosine are dropped (unrelated text is never a hit)."""
     candidates: int = 50
     """Candidates each channel contributes before fusion."""
+    context_weight: float = 0.5
+    """Share of the previous turn's score a turn inherits (answers follow their questions)."""
+    context_expand: int = 20
+    """How many of the best turns bring the turn that follows them into the candidates."""
+    weave_budget: int = 600
+    """Token budget of the woven context (CJK characters count one each)."""
+    weave_min_overlap: float = 0.5
+    """Share of a query's content words a memory needs to be woven without a close meaning."""
     half_life_days: float = 30.0
     """Memory decay: a memory never recalled loses half its recency boost in this time."""
     decay_floor: float = 0.5

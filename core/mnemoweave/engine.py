@@ -12,13 +12,16 @@ from typing import Any
 from . import transfer
 from .config import Config, data_dir, load_config
 from .errors import InvalidInput, NotFound
-from .model import Hit, Memory, Turn, check_kind, parse_id
-from .retrieve import MODES, Retriever
+from .model import Classification, Hit, Memory, SessionEvent, Turn, check_kind, parse_id
+from .retrieve import MODES, DenseChannel, Retriever
 from .store import audit, fts
+from .store import cards as cards_table
 from .store import memories as memories_table
+from .store import sessions as sessions_table
 from .store import turns as turns_table
 from .store.db import DB_NAME, checkpoint, connect, transaction
 from .writes import (
+    TurnDraft,
     Writer,
     Written,
     check_importance,
@@ -48,9 +51,8 @@ class Engine:
         self.home = Path(home) if home else data_dir()
         self.config = config or load_config(self.home)
         self._db: sqlite3.Connection | None = None
-        self._embedder: Any = None
-        self._embedder_loaded = False
-        self._index: Any = None
+        self._channels: list[DenseChannel] | None = None
+        self._pm: Any = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -65,39 +67,54 @@ class Engine:
         return self._db
 
     @property
-    def embedder(self) -> Any:
-        """The configured embedding model, or None (lexical-only) when it is not built."""
-        if not self._embedder_loaded:
-            self._embedder_loaded = True
-            if self.config.embedder != "none":
-                from .embed import load_embedder
+    def channels(self) -> list[DenseChannel]:
+        """The dense retrieval channels: the configured models that are built (maybe none)."""
+        if self._channels is None:
+            names = [self.config.embedder, self.config.second_embedder]
+            if names[0] == "none":
+                names = []
+            from .embed import load_embedder
 
-                self._embedder = load_embedder(self.config.embedder)
-                if self._embedder is None:
-                    log.warning(
-                        "model %s is not built: lexical-only search (run `mnemoweave model build`)",
-                        self.config.embedder,
-                    )
-        return self._embedder
+            embedders = []
+            for name in filter(None, names):
+                embedder = load_embedder(name)
+                if embedder is None:
+                    log.warning("model %s is not built: run `mnemoweave model build`", name)
+                embedders.append(embedder)
+            self.use_embedder(*embedders)
+        return self._channels
+
+    @property
+    def embedder(self) -> Any:
+        """The main embedding model, or None (lexical-only) when it is not built."""
+        return self.channels[0].embedder if self.channels else None
 
     @property
     def index(self) -> Any:
-        """The vector index of the configured embedder (None in lexical-only mode)."""
-        if self._index is None and self.embedder is not None:
-            from .store.vectors import VectorIndex
+        """The main model's vector index (None in lexical-only mode)."""
+        return self.channels[0].index if self.channels else None
 
-            self._index = VectorIndex(self.home / "chroma", self.embedder.name)
-        return self._index
+    def use_embedder(self, *embedders: Any) -> None:
+        """Use these embedders (None entries are skipped) instead of the configured ones."""
+        from .embed import registered
+        from .store.vectors import VectorIndex
+
+        specs = registered(self.pm)
+        self._channels = [
+            DenseChannel(
+                e,
+                VectorIndex(self.home / "chroma", e.name),
+                specs[e.name].relevant_cosine if e.name in specs else 1.0,
+            )
+            for e in embedders
+            if e is not None
+        ]
 
     def retrieval_mode(self) -> str:
-        if self.embedder is None:
+        if not self.channels:
             why = "disabled" if self.config.embedder == "none" else "model not built"
             return f"lexical-only ({why}: {self.config.embedder})"
-        return f"hybrid (bm25 + {self.embedder.name})"
-
-    def use_embedder(self, embedder: Any) -> None:
-        """Use this embedder instead of the configured one (tests, benchmarks)."""
-        self._embedder, self._embedder_loaded, self._index = embedder, True, None
+        return "hybrid (bm25 + " + " + ".join(c.name for c in self.channels) + ")"
 
     def close(self) -> None:
         if self._db is not None:
@@ -111,7 +128,7 @@ class Engine:
         self.close()
 
     def _writer(self) -> Writer:
-        return Writer(self.db, self.config, self.embedder, self.index)
+        return Writer(self.db, self.config, self.channels)
 
     # --- memories -------------------------------------------------------------------------
 
@@ -139,6 +156,28 @@ class Engine:
             evidence=evidence,
         )
         return self._writer().memories([draft], actor)[0]
+
+    def remember_many(
+        self, memories: Iterable[dict[str, Any]], actor: str = "user"
+    ) -> list[Written]:
+        """Store many memories in one transaction (import, benchmarks); all checked first.
+
+        Each dict has the keyword arguments of `remember` (text, kind, project, tags,
+        importance, title, evidence).
+        """
+        drafts = [
+            draft_memory(
+                m.get("text", ""),
+                kind=m.get("kind", "fact"),
+                project=m.get("project"),
+                tags=m.get("tags", ()),
+                importance=m.get("importance") or self.config.default_importance,
+                title=m.get("title"),
+                evidence=m.get("evidence", ()),
+            )
+            for m in memories
+        ]
+        return self._writer().memories(drafts, actor)
 
     def get(self, ref: str) -> Memory | Turn:
         table, rowid = parse_id(ref)
@@ -212,14 +251,26 @@ class Engine:
         with transaction(self.db) as db:
             if module.get(db, rowid) is None:
                 raise NotFound(f"no {table} with id {ref}")
+            if table == "turn":
+                self._forget_turn_copies(db, ref, module.get(db, rowid)["session_id"])
             module.delete(db, rowid)
             fts.compact(db, name)
             audit.scrub(db, ref)
             audit.record(db, "purge", ref, actor=actor)
         checkpoint(self.db)
-        if self.index is not None:
-            self.index.delete(name, [ref])
+        for channel in self.channels:
+            channel.index.delete(name, [ref])
         return Written("purged", ref)
+
+    @staticmethod
+    def _forget_turn_copies(db: sqlite3.Connection, ref: str, session: str) -> None:
+        """A purged turn's text also lives in the cards it is evidence of and in the capsule."""
+        from . import capsule
+
+        for card in cards_table.delete_citing(db, ref):
+            audit.scrub(db, f"c_{card}")
+        recap = capsule.load(turns_table.capsule(db, session))
+        turns_table.set_capsule(db, session, capsule.dump(capsule.without(recap, ref)))
 
     def purge_expired(self, now: float | None = None) -> list[str]:
         """Purge memories that have been in the trash longer than `trash_days`."""
@@ -230,6 +281,98 @@ class Engine:
         return refs
 
     # --- turns ----------------------------------------------------------------------------
+
+    # --- events from hosts ------------------------------------------------------------------
+
+    @property
+    def pm(self) -> Any:
+        """This engine's plugin manager (built on first use)."""
+        if self._pm is None:
+            from .plugins import make_plugin_manager
+
+            self._pm = make_plugin_manager()
+        return self._pm
+
+    def classify(self, turn: Turn) -> Classification:
+        """A plugin's answer (classify_turn), else the configured registered classifier."""
+        answer = self.pm.hook.classify_turn(turn=turn)
+        if answer is not None:
+            return answer
+        registry: dict[str, Callable[[Turn], Classification]] = {}
+        self.pm.hook.register_classifiers(register=registry.__setitem__)
+        if self.config.classifier not in registry:
+            raise InvalidInput(
+                f"unknown classifier {self.config.classifier!r}; registered: "
+                f"{', '.join(sorted(registry))}"
+            )
+        return registry[self.config.classifier](turn)
+
+    def _classify_draft(self, draft: TurnDraft) -> Classification:
+        return self.classify(
+            Turn(
+                draft.session,
+                draft.role,
+                draft.text,
+                draft.ts,
+                draft.host,
+                draft.project,
+                draft.key,
+            )
+        )
+
+    def _store_turns(self, drafts: Sequence[TurnDraft | None], actor: str = "") -> list[Written]:
+        results, stored = self._writer().turns(drafts, actor, classify=self._classify_draft)
+        for turn in stored:
+            self.pm.hook.on_turn(turn=turn, engine=self)
+        return results
+
+    def handle(self, event: Turn | SessionEvent) -> Written | None:
+        """The one entry for every host: store and classify a turn, or record a session event."""
+        if isinstance(event, Turn):
+            return self.ingest(
+                event.session,
+                event.role,
+                event.text,
+                host=event.host,
+                project=event.project,
+                ts=event.ts,
+                key=event.key,
+            )
+        now = event.ts or time.time()
+        with transaction(self.db) as db:
+            sessions_table.touch(
+                db, event.session, event.host, event.project, now, ended=event.kind == "end"
+            )
+        hook = {
+            "start": self.pm.hook.on_session_start,
+            "idle": self.pm.hook.on_session_idle,
+            "pre_compact": self.pm.hook.on_pre_compact,
+            "end": self.pm.hook.on_session_end,
+        }[event.kind]
+        hook(event=event, engine=self)
+        return None
+
+    def weave(
+        self,
+        query: str,
+        *,
+        session: str | None = None,
+        project: str | None = None,
+        budget: int | None = None,
+    ) -> Any:
+        """Scene, knowledge and nudge for the next model turn, within `budget` tokens."""
+        from .weave import weave
+
+        budget = self.config.weave_budget if budget is None else budget
+        if budget < 1:
+            raise InvalidInput(f"the budget must be at least 1 token, got {budget}")
+        return weave(self, query or "", session, project_name(project) or None, budget)
+
+    def capsule(self, session: str) -> dict[str, Any]:
+        """The session's rolling recap (goal, latest decisions, open threads)."""
+        from . import capsule
+
+        return capsule.load(turns_table.capsule(self.db, session))
 
     def ingest(
         self,
@@ -244,7 +387,7 @@ class Engine:
     ) -> Written:
         """Append a raw turn; a turn already stored under the same key is not stored twice."""
         draft = draft_turn(session, role, text, host=host, project=project, ts=ts, key=key)
-        return self._writer().turns([draft])[0]
+        return self._store_turns([draft])[0]
 
     def ingest_many(self, turns: Iterable[dict[str, Any]]) -> list[Written]:
         """Append many turns in one transaction (bulk import, benchmarks).
@@ -264,7 +407,7 @@ class Engine:
             )
             for t in turns
         ]
-        return self._writer().turns(drafts)
+        return self._store_turns(drafts)
 
     # --- search ---------------------------------------------------------------------------
 
@@ -295,7 +438,7 @@ class Engine:
             raise InvalidInput(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
         if not query or not query.strip():
             raise InvalidInput("the search query is empty")
-        retriever = Retriever(self.db, self.config, self.embedder, self.index)
+        retriever = Retriever(self.db, self.config, self.channels)
         scope = _project_filter(project)
         hits: list[Hit] = []
         if source in ("memories", "all"):
@@ -352,7 +495,7 @@ class Engine:
         counts = {"turns": 0, "memories": 0, "merged": 0, "duplicate": 0, "skipped": 0}
         writer = self._writer()
         for bucket, results in (
-            ("turns", writer.turns(turns, actor="import")),
+            ("turns", self._store_turns(turns, actor="import")),
             ("memories", writer.memories(memories, actor="import")),
         ):
             for result in results:

@@ -80,7 +80,7 @@ def _retrieval_checks(engine: Engine, repair: bool) -> list[Check]:
     if repair and any(missing or extra for missing, extra in gaps.values()):
         indexing.repair(engine)
         gaps = indexing.drift(engine)
-    for table, (missing, extra) in gaps.items():
+    for (model, table), (missing, extra) in gaps.items():
         ok = not missing and not extra
         detail = (
             "consistent with SQLite"
@@ -90,7 +90,7 @@ def _retrieval_checks(engine: Engine, repair: bool) -> list[Check]:
                 + ("" if repair else "; run `mnemoweave doctor --repair`")
             )
         )
-        checks.append(Check(f"vector index ({table})", ok, detail))
+        checks.append(Check(f"vector index ({model}, {table})", ok, detail))
     return checks
 
 

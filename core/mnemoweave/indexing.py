@@ -12,6 +12,7 @@ from .store.db import transaction
 
 if TYPE_CHECKING:
     from .engine import Engine
+    from .retrieve import DenseChannel
 
 BATCH = 64
 _SQL = {
@@ -41,6 +42,7 @@ def _batches(engine: Engine, table: str, only: set[str] | None) -> Iterator[list
 
 def _embed_into(
     engine: Engine,
+    channel: DenseChannel,
     table: str,
     only: set[str] | None,
     progress: Callable[[str, int, int], None] | None,
@@ -48,8 +50,8 @@ def _embed_into(
 ) -> int:
     done = 0
     for batch in _batches(engine, table, only):
-        vectors = engine.embedder.embed([text for _, text, _ in batch])
-        engine.index.add(table, [r for r, _, _ in batch], vectors, [p for _, _, p in batch])
+        vectors = channel.embedder.embed([text for _, text, _ in batch])
+        channel.index.add(table, [r for r, _, _ in batch], vectors, [p for _, _, p in batch])
         done += len(batch)
         if progress:
             progress(table, done, total)
@@ -60,24 +62,24 @@ def sqlite_refs(engine: Engine, table: str) -> set[str]:
     return {f"{table[0]}_{row[0]}" for row in engine.db.execute(f"SELECT id FROM {table}")}
 
 
-def drift(engine: Engine) -> dict[str, tuple[int, int]]:
-    """Per table: rows missing from the vector index, and index entries with no row."""
+def drift(engine: Engine) -> dict[tuple[str, str], tuple[int, int]]:
+    """Per (model, table): rows missing from the vector index, and entries with no row."""
     out = {}
-    for table in ("memories", "turns"):
-        rows, vectors = sqlite_refs(engine, table), engine.index.ids(table)
-        out[table] = (len(rows - vectors), len(vectors - rows))
+    for channel in engine.channels:
+        for table in ("memories", "turns"):
+            rows, vectors = sqlite_refs(engine, table), channel.index.ids(table)
+            out[(channel.name, table)] = (len(rows - vectors), len(vectors - rows))
     return out
 
 
-def repair(engine: Engine) -> dict[str, int]:
-    """Embed the rows the index lacks and drop the entries whose rows are gone."""
-    fixed = {}
-    for table in ("memories", "turns"):
-        rows, vectors = sqlite_refs(engine, table), engine.index.ids(table)
-        engine.index.delete(table, sorted(vectors - rows))
-        missing = rows - vectors
-        fixed[table] = _embed_into(engine, table, missing, None, len(missing)) + len(vectors - rows)
-    return fixed
+def repair(engine: Engine) -> None:
+    """Embed the rows each index lacks and drop the entries whose rows are gone."""
+    for channel in engine.channels:
+        for table in ("memories", "turns"):
+            rows, vectors = sqlite_refs(engine, table), channel.index.ids(table)
+            channel.index.delete(table, sorted(vectors - rows))
+            missing = rows - vectors
+            _embed_into(engine, channel, table, missing, None, len(missing))
 
 
 def reindex(engine: Engine, progress: Callable[[str, int, int], None] | None) -> dict[str, int]:
@@ -89,7 +91,7 @@ def reindex(engine: Engine, progress: Callable[[str, int, int], None] | None) ->
     for table in ("memories", "turns"):
         total = engine.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         counts[table] = total
-        if engine.index is not None:
-            engine.index.clear(table)
-            _embed_into(engine, table, None, progress, total)
+        for channel in engine.channels:
+            channel.index.clear(table)
+            _embed_into(engine, channel, table, None, progress, total)
     return counts

@@ -19,7 +19,7 @@ from . import hookspecs
 
 log = logging.getLogger("mnemoweave.plugins")
 
-BUILTIN_PLUGINS = ("mnemoweave.embed.default_plugin",)
+BUILTIN_PLUGINS = ("mnemoweave.embed.default_plugin", "mnemoweave.classify", "mnemoweave.weave")
 _FAILURES = "_mnemoweave_failures"
 
 

@@ -1,12 +1,16 @@
-"""Hybrid retrieval: BM25 over jieba tokens + dense vectors, fused, then weighted.
+"""Hybrid retrieval: BM25 over jieba tokens + one or two dense channels, fused, weighted.
 
-Fusion is gated by language. For a candidate in the query's language both channels
-count (dense weight `fusion_alpha`, lexical 1 - alpha); for a candidate in another
-language the lexical channel cannot match, so its dense score is weighed by
-`fusion_cross` instead, and same-language lexical look-alikes do not drown it. Each
-channel is normalised within its own candidate list. Memories are then weighted by decay
-(strength = 0.5^(age/stability), stability = half_life * (1 + log2(1 + access_count))),
-importance and feedback weight. Turns are raw evidence and are not decayed.
+Fusion is gated by language. Each channel is min-max normalised within its own candidate
+list. A candidate in the query's language scores
+    weight_lexical * L + weight_dense * D1 + weight_second * D2,
+a candidate in another language (where BM25 cannot match, and same-language look-alikes
+must not drown it) scores
+    cross_dense * D1 + cross_second * D2,
+where D1 is the main embedder and D2 the optional second one (a model strong across
+languages beside one strong within them). Turns then inherit part of the score of the turn
+before them (answers follow their questions). Memories are weighted by decay (strength =
+0.5^(age/stability), stability = half_life * (1 + log2(1 + access_count))), importance and
+feedback weight; turns are raw evidence and do not decay.
 """
 
 from __future__ import annotations
@@ -28,17 +32,39 @@ if TYPE_CHECKING:
     from .store.vectors import VectorIndex
 
 MODES = ("hybrid", "lexical", "dense")
+COLUMNS = {  # what ranking and hits read (not `norm`, the memories' second copy of the body)
+    "memories": "id, kind, title, body, project, importance, weight, access_count, last_access,"
+    " created, updated, status",
+    "turns": "id, session_id, role, text, ts, seq, project",
+}
+
+
+@dataclass(frozen=True)
+class DenseChannel:
+    """One embedding model and the vectors it made of this store."""
+
+    embedder: Embedder
+    index: VectorIndex
+    relevant_cosine: float = 1.0  # this model's cosine above which a text is on topic
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
 
 
 @dataclass
 class Candidate:
     ref: str
     row: sqlite3.Row
-    lexical: float = 0.0  # raw BM25 (higher is better)
+    lexical: float | None = None  # raw BM25, higher is better
     lexical_rank: int | None = None
-    dense: float | None = None  # cosine
-    dense_rank: int | None = None
+    dense: dict[str, float] = field(default_factory=dict)  # channel -> cosine
+    dense_rank: dict[str, int] = field(default_factory=dict)
     parts: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.row["body"] if self.ref.startswith("m_") else self.row["text"]
 
 
 def _normalise(values: dict[str, float]) -> dict[str, float]:
@@ -51,7 +77,12 @@ def _normalise(values: dict[str, float]) -> dict[str, float]:
     return {ref: (v - low) / (high - low) for ref, v in values.items()}
 
 
-def _same_language(a: str, b: str) -> bool:
+def _short(value: float) -> float:
+    """Six significant digits: readable, and never rounds a small score to zero."""
+    return float(f"{value:.6g}")
+
+
+def same_language(a: str, b: str) -> bool:
     """Mixed text shares a language with anything; otherwise zh and en differ."""
     return a == b or "mixed" in (a, b)
 
@@ -70,24 +101,30 @@ def importance_factor(importance: int) -> float:
     return 1.0 + 0.1 * (importance - 3)
 
 
+def fuse(lexical: float, dense: Sequence[float], same: bool, config: Config, mode: str) -> float:
+    """The language-gated weighted sum of normalised channel scores (see module docstring)."""
+    first = dense[0] if dense else 0.0
+    second = dense[1] if len(dense) > 1 else 0.0
+    if same:
+        lexical_weight = 0.0 if mode == "dense" else config.weight_lexical
+        return (
+            lexical_weight * lexical + config.weight_dense * first + config.weight_second * second
+        )
+    return config.cross_dense * first + config.cross_second * second
+
+
 class Retriever:
     """Searches one table of one store through the lexical and dense channels."""
 
     def __init__(
-        self,
-        db: sqlite3.Connection,
-        config: Config,
-        embedder: Embedder | None,
-        index: VectorIndex | None,
+        self, db: sqlite3.Connection, config: Config, channels: Sequence[DenseChannel]
     ) -> None:
         self.db = db
         self.config = config
-        self.embedder = embedder
-        self.index = index
+        self.channels = list(channels)
 
-    @property
-    def dense_available(self) -> bool:
-        return self.embedder is not None and self.index is not None
+    def effective_mode(self, mode: str) -> str:
+        return mode if mode == "lexical" or self.channels else "lexical"
 
     def search(
         self,
@@ -99,23 +136,14 @@ class Retriever:
         mode: str,
     ) -> list[Hit]:
         mode = self.effective_mode(mode)
-        candidates = self.candidates(
-            table, query, max(self.config.candidates, k), projects, kind, mode
-        )
-        norms = (
-            _normalise({r: c.lexical for r, c in candidates.items() if c.lexical_rank}),
-            _normalise({r: c.dense for r, c in candidates.items() if c.dense is not None}),
-        )
-        now = time.time()
-        query_lang = language(query)
-        scored = [
-            (self._score(table, c, query_lang, mode, now, norms), c) for c in candidates.values()
-        ]
+        found = self.candidates(table, query, max(self.config.candidates, k), projects, kind, mode)
+        scored = self.score(table, query, found, mode, time.time())
+        if table == "turns" and self.config.context_weight > 0:
+            scored = self._with_context(scored)
         scored.sort(key=lambda pair: (-pair[0], -pair[1].row["id"]))
         return [self._hit(table, c, score, mode) for score, c in scored[:k]]
 
-    def effective_mode(self, mode: str) -> str:
-        return mode if mode == "lexical" or self.dense_available else "lexical"
+    # --- candidates ------------------------------------------------------------------------
 
     def candidates(
         self,
@@ -131,16 +159,15 @@ class Retriever:
         if mode in ("hybrid", "lexical"):
             self._lexical(table, query, n, projects, kind, found)
         if mode in ("hybrid", "dense"):
-            self._dense(table, query, n, projects, kind, found)
+            for channel in self.channels:
+                self._dense(channel, table, query, n, projects, kind, found)
         return found
-
-    # --- channels --------------------------------------------------------------------------
 
     def _rows(self, table: str, ids: list[int]) -> dict[int, sqlite3.Row]:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        rows = self.db.execute(f"SELECT * FROM {table} WHERE id IN ({marks})", ids)
+        rows = self.db.execute(f"SELECT {COLUMNS[table]} FROM {table} WHERE id IN ({marks})", ids)
         return {row["id"]: row for row in rows}
 
     def _eligible(self, table: str, row: sqlite3.Row, projects, kind) -> bool:
@@ -171,53 +198,67 @@ class Retriever:
             if rank >= n:
                 break
 
-    def _dense(self, table, query, n, projects, kind, out: dict[str, Candidate]) -> None:
-        assert self.embedder is not None and self.index is not None
-        vector = self.embedder.embed([query], query=True)[0]
-        # An unfiltered nearest-neighbour query is fast; filter in SQLite, and only fall back
-        # to Chroma's (slower) metadata filter when the scope is too rare to fill the list.
-        found = self.index.query(table, vector, n * 4)
-        kept = self._keep(table, found, projects, kind, n)
-        if len(kept) < n and projects is not None and len(found) >= n * 4:
-            kept = self._keep(
-                table, self.index.query(table, vector, n * 4, projects), projects, kind, n
-            )
+    def _dense(self, channel, table, query, n, projects, kind, out) -> None:
+        vector = channel.embedder.embed([query], query=True)[0]
+        # Nearest neighbours without a filter are fast (Chroma's metadata filter is not), so
+        # scope and status are checked in SQLite; a scope too rare for the first pass gets a
+        # wider one.
+        for width in (n * 2, n * 16):
+            found = channel.index.query(table, vector, width)
+            kept, complete = self._keep(table, found, projects, kind, n)
+            if complete or len(found) < width:
+                break
         for rank, (ref, cosine, row) in enumerate(kept, start=1):
             candidate = out.setdefault(ref, Candidate(ref, row))
-            candidate.dense, candidate.dense_rank = cosine, rank
+            candidate.dense[channel.name] = cosine
+            candidate.dense_rank[channel.name] = rank
 
-    def _keep(self, table, found, projects, kind, n) -> list[tuple[str, float, sqlite3.Row]]:
+    def _keep(
+        self, table, found, projects, kind, n
+    ) -> tuple[list[tuple[str, float, sqlite3.Row]], bool]:
+        """The eligible rows among `found`, and whether looking further could add any."""
         rows = self._rows(table, [int(ref[2:]) for ref, _ in found])
         kept = []
         for ref, cosine in found:
             if cosine < self.config.min_cosine:
-                break  # best first: the rest are further away
+                return kept, True  # best first: the rest are further away
             row = rows.get(int(ref[2:]))
             if row is not None and self._eligible(table, row, projects, kind):
                 kept.append((ref, cosine, row))
                 if len(kept) >= n:
-                    break
-        return kept
+                    return kept, True
+        return kept, False
 
     # --- scoring ---------------------------------------------------------------------------
 
-    def _score(
-        self,
-        table: str,
-        c: Candidate,
-        query_lang: str,
-        mode: str,
-        now: float,
-        norms: tuple[dict[str, float], dict[str, float]],
-    ) -> float:
-        c.parts = {}
-        if mode == "lexical":
-            fused = c.lexical
-        elif mode == "dense":
-            fused = c.dense or 0.0
-        else:
-            fused = self._fused(table, c, query_lang, norms)
-        c.parts["fused"] = fused
+    def score(
+        self, table: str, query: str, found: dict[str, Candidate], mode: str, now: float
+    ) -> list[tuple[float, Candidate]]:
+        """Each candidate with its final score (fused, then weighted for memories)."""
+        lexical = _normalise({r: c.lexical for r, c in found.items() if c.lexical is not None})
+        dense = [
+            _normalise({r: c.dense[ch.name] for r, c in found.items() if ch.name in c.dense})
+            for ch in self.channels
+        ]
+        query_lang = language(query)
+        scored = []
+        for ref, c in found.items():
+            if mode == "lexical":
+                fused = c.lexical or 0.0
+                c.parts = {"fused": fused}
+            else:
+                same = same_language(query_lang, language(c.text))
+                parts = [norm.get(ref, 0.0) for norm in dense]
+                fused = fuse(lexical.get(ref, 0.0), parts, same, self.config, mode)
+                c.parts = {"lexical_norm": lexical.get(ref, 0.0), "same_language": float(same)}
+                c.parts |= {
+                    f"{ch.name}_norm": p for ch, p in zip(self.channels, parts, strict=True)
+                }
+                c.parts["fused"] = fused
+            scored.append((self._weighted(table, c, fused, now), c))
+        return scored
+
+    def _weighted(self, table: str, c: Candidate, fused: float, now: float) -> float:
         if table != "memories":
             return fused
         row = c.row
@@ -226,30 +267,46 @@ class Retriever:
         c.parts["weight"] = row["weight"]
         return fused * c.parts["decay"] * c.parts["importance"] * c.parts["weight"]
 
-    def _fused(
-        self,
-        table: str,
-        c: Candidate,
-        query_lang: str,
-        norms: tuple[dict[str, float], dict[str, float]],
-    ) -> float:
-        lex, dense = norms[0].get(c.ref, 0.0), norms[1].get(c.ref, 0.0)
-        text = c.row["body"] if table == "memories" else c.row["text"]
-        same = _same_language(query_lang, language(text))
-        alpha = self.config.fusion_alpha if same else self.config.fusion_cross
-        c.parts.update(lexical_norm=lex, dense_norm=dense, alpha=alpha)
-        return alpha * dense + (1 - alpha) * lex if same else alpha * dense
+    def _with_context(self, scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]]:
+        """Let a turn inherit part of the score of the turn before it in its session.
+
+        Short answers ("Sichuan and Cantonese") match a query only through the question they
+        answer, asked in the turn before; so the turns that follow the best candidates join
+        the candidates, and each turn gains context_weight x its predecessor's score.
+        """
+        by_position = {(c.row["session_id"], c.row["seq"]): score for score, c in scored}
+        best = sorted(scored, key=lambda pair: -pair[0])[: self.config.context_expand]
+        wanted = [(c.row["session_id"], c.row["seq"] + 1) for score, c in best if score > 0]
+        wanted = [position for position in wanted if position not in by_position]
+        if wanted:
+            values = ",".join("(?, ?)" for _ in wanted)
+            rows = self.db.execute(
+                f"SELECT {COLUMNS['turns']} FROM turns"
+                f" WHERE (session_id, seq) IN (VALUES {values})",
+                [part for position in wanted for part in position],
+            )
+            for row in rows:
+                scored.append((0.0, Candidate(f"t_{row['id']}", row, parts={"fused": 0.0})))
+        out = []
+        for score, c in scored:
+            inherited = by_position.get((c.row["session_id"], c.row["seq"] - 1), 0.0)
+            c.parts["context"] = self.config.context_weight * inherited
+            out.append((score + c.parts["context"], c))
+        return out
 
     def _hit(self, table: str, c: Candidate, score: float, mode: str) -> Hit:
         row = c.row
         explain: dict[str, Any] = {
             "mode": mode,
-            "lexical": {"rank": c.lexical_rank, "bm25": round(c.lexical, 4)},
-            "dense": {
-                "rank": c.dense_rank,
-                "cosine": None if c.dense is None else round(c.dense, 4),
+            "lexical": {
+                "rank": c.lexical_rank,
+                "bm25": None if c.lexical is None else _short(c.lexical),
             },
-            **{name: round(value, 4) for name, value in c.parts.items()},
+            "dense": {
+                name: {"rank": c.dense_rank[name], "cosine": _short(cos)}
+                for name, cos in c.dense.items()
+            },
+            **{name: _short(value) for name, value in c.parts.items()},
         }
         if table == "memories":
             return Hit(

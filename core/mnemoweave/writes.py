@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import capsule
 from .config import Config
 from .errors import InvalidInput
-from .model import check_kind, check_role
+from .model import Classification, Turn, check_kind, check_role
 from .store import audit
+from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
@@ -25,8 +27,7 @@ from .text import clean, fingerprint, normalise
 if TYPE_CHECKING:
     import numpy as np
 
-    from .embed.base import Embedder
-    from .store.vectors import VectorIndex
+    from .retrieve import DenseChannel
 
 
 @dataclass(frozen=True)
@@ -146,28 +147,32 @@ def draft_turn(
 
 
 class Writer:
-    """Writes drafts into one store and its vector index."""
+    """Writes drafts into one store and the vector index of each dense channel."""
 
     def __init__(
-        self,
-        db: sqlite3.Connection,
-        config: Config,
-        embedder: Embedder | None,
-        index: VectorIndex | None,
+        self, db: sqlite3.Connection, config: Config, channels: Sequence[DenseChannel]
     ) -> None:
-        self.db, self.config, self.embedder, self.index = db, config, embedder, index
+        self.db, self.config, self.channels = db, config, list(channels)
 
-    def _embed(self, texts: list[str]) -> np.ndarray | None:
-        if self.embedder is None or self.index is None or not texts:
-            return None
-        return self.embedder.embed(texts)
+    def _embed(self, texts: list[str]) -> list[np.ndarray]:
+        """One array of vectors per channel (none without channels or texts)."""
+        if not texts:
+            return []
+        return [channel.embedder.embed(texts) for channel in self.channels]
+
+    def _index(
+        self, table: str, refs: list[str], per_channel: list[np.ndarray], projects: list[str]
+    ) -> None:
+        for channel, vectors in zip(self.channels, per_channel, strict=True):
+            channel.index.add(table, refs, vectors, projects)
 
     # --- memories ------------------------------------------------------------------------
 
     def memories(self, drafts: Sequence[MemoryDraft | None], actor: str) -> list[Written]:
         """Write memory drafts in one transaction; exact and near duplicates merge."""
         real = [d for d in drafts if d is not None]
-        vectors = self._embed([d.index_text for d in real])
+        per_channel = self._embed([d.index_text for d in real])
+        vectors = per_channel[0] if per_channel else None  # the main model judges duplicates
         results: list[Written] = []
         fresh: list[tuple[str, int]] = []  # (ref, row in `vectors`) of new memories
         with transaction(self.db) as db:
@@ -182,12 +187,13 @@ class Writer:
                     fresh.append((written.id, position))
                 results.append(written)
                 position += 1
-        if vectors is not None and fresh:
-            self.index.add(
+        if per_channel and fresh:
+            positions = [pos for _, pos in fresh]
+            self._index(
                 "memories",
                 [ref for ref, _ in fresh],
-                vectors[[pos for _, pos in fresh]],
-                [real[pos].project for _, pos in fresh],
+                [vectors[positions] for vectors in per_channel],
+                [real[pos].project for pos in positions],
             )
         return results
 
@@ -252,8 +258,14 @@ class Writer:
     ) -> sqlite3.Row | None:
         """The active memory of the same project and kind at or above the dedup cosine."""
         threshold = self.config.dedup_threshold
-        candidates = [(ref, float(vectors[pos] @ vector)) for ref, pos in fresh]
-        candidates += self.index.query("memories", vector, 5, [draft.project])
+        candidates = []
+        if fresh:  # memories written earlier in this batch are not in the index yet
+            cosines = vectors[[pos for _, pos in fresh]] @ vector
+            candidates = [
+                (fresh[i][0], float(cosines[i])) for i in (cosines >= threshold).nonzero()[0]
+            ]
+        # unfiltered nearest neighbours are fast; the scope is checked on the rows below
+        candidates += self.channels[0].index.query("memories", vector, 10)
         for ref, cosine in sorted(candidates, key=lambda c: -c[1]):
             if cosine < threshold:
                 break
@@ -269,10 +281,20 @@ class Writer:
 
     # --- turns ---------------------------------------------------------------------------
 
-    def turns(self, drafts: Sequence[TurnDraft | None], actor: str = "") -> list[Written]:
-        """Append turns in one transaction; a turn whose key is already stored is skipped."""
+    def turns(
+        self,
+        drafts: Sequence[TurnDraft | None],
+        actor: str = "",
+        classify: Callable[[TurnDraft], Classification] | None = None,
+    ) -> tuple[list[Written], list[Turn]]:
+        """Append turns in one transaction; a turn whose key is already stored is skipped.
+
+        With `classify`, each new turn gets its kind; a turn that is not chat becomes a
+        pending card with the turn as evidence, and the session capsule rolls forward.
+        Returns the outcomes and the turns stored.
+        """
         results: list[Written] = []
-        fresh: list[tuple[str, TurnDraft]] = []
+        stored: list[Turn] = []
         with transaction(self.db) as db:
             for draft in drafts:
                 if draft is None:
@@ -282,29 +304,51 @@ class Writer:
                 if existing is not None:
                     results.append(Written("duplicate", f"t_{existing['id']}"))
                     continue
-                tid = turns_table.insert(
-                    db,
-                    session=draft.session,
-                    role=draft.role,
-                    text=draft.text,
-                    ts=draft.ts,
-                    host=draft.host,
-                    project=draft.project,
-                    key=draft.key,
-                )
-                ref = f"t_{tid}"
-                audit.record(
-                    db,
-                    "ingest",
-                    ref,
-                    actor=actor or draft.host or "user",
-                    after={"session": draft.session, "role": draft.role},
-                )
-                fresh.append((ref, draft))
-                results.append(Written("new", ref))
-        vectors = self._embed([draft.text for _, draft in fresh])
-        if vectors is not None:
-            self.index.add(
-                "turns", [ref for ref, _ in fresh], vectors, [draft.project for _, draft in fresh]
+                kind = classify(draft) if classify else None
+                turn = self._turn(db, draft, kind, actor)
+                stored.append(turn)
+                results.append(Written("new", turn.id))
+        per_channel = self._embed([turn.text for turn in stored])
+        if per_channel:
+            refs = [turn.id for turn in stored]
+            self._index("turns", refs, per_channel, [turn.project for turn in stored])
+        return results, stored
+
+    def _turn(
+        self, db: sqlite3.Connection, draft: TurnDraft, kind: Classification | None, actor: str
+    ) -> Turn:
+        tid = turns_table.insert(
+            db,
+            session=draft.session,
+            role=draft.role,
+            text=draft.text,
+            ts=draft.ts,
+            host=draft.host,
+            project=draft.project,
+            key=draft.key,
+            kind=kind.kind if kind else None,
+            kind_conf=kind.confidence if kind else None,
+        )
+        turn = turns_table.from_row(turns_table.get(db, tid))
+        audit.record(
+            db,
+            "ingest",
+            turn.id,
+            actor=actor or draft.host or "user",
+            after={"session": draft.session, "role": draft.role},
+        )
+        if kind is None:
+            return turn
+        if kind.kind != "chat":
+            cards_table.insert(
+                db,
+                summary=draft.text,
+                suggested_kind=kind.kind,
+                evidence=[turn.id],
+                confidence=kind.confidence,
+                project=draft.project,
+                now=draft.ts,
             )
-        return results
+        recap = capsule.update(capsule.load(turns_table.capsule(db, draft.session)), turn)
+        turns_table.set_capsule(db, draft.session, capsule.dump(recap))
+        return turn

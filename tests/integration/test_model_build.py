@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -18,16 +17,6 @@ from mnemoweave.embed.artifacts import META_FILE, is_built
 from mnemoweave.embed.parity import PARITY_TEXTS
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def built_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
-    """One data dir with both models built once for the whole module."""
-    home = tmp_path_factory.mktemp("models-home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MNEMOWEAVE_HOME", str(home))
-        results = {r.name: r for r in build_models(["use-m3", "e5-small"])}
-    yield home, results
 
 
 @pytest.fixture

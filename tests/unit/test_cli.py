@@ -100,8 +100,10 @@ def test_ingest_from_argument_and_stdin(run):
     assert one["action"] == two["action"] == "new"
     turn = as_json(run("get", two["id"], "--json"))
     assert turn["text"] == "Set the httpx timeout to 10 s" and turn["seq"] == 2
-    hits = as_json(run("search", "卡住", "--in", "turns", "--json"))["hits"]
-    assert [h["id"] for h in hits] == [one["id"]]
+    hits = as_json(run("search", "卡住", "--in", "turns", "--json", "--explain"))["hits"]
+    # the matching turn, then the reply that follows it (it inherits part of its score)
+    assert [h["id"] for h in hits] == [one["id"], two["id"]]
+    assert hits[1]["explain"]["context"] == pytest.approx(0.5 * hits[0]["score"], rel=1e-4)
 
 
 def test_import_export_status_doctor(run, tmp_path):

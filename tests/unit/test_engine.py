@@ -136,7 +136,7 @@ def test_ingest_stores_turns_in_order_and_once_per_key(engine):
     turn = engine.get(b.id)
     assert (turn.seq, turn.session, turn.role) == (2, "s1", "assistant")
     hits = engine.search("卡住", source="turns")
-    assert ids(hits) == [a.id] and hits[0].kind == "turn"
+    assert ids(hits)[0] == a.id and hits[0].kind == "turn"
     session = engine.db.execute("SELECT * FROM sessions WHERE id = 's1'").fetchone()
     assert session["started"] == 100.0 and session["last_user_turn"] == int(a.id[2:])
     # turns can be purged (privacy) but not trashed

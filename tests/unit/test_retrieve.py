@@ -49,8 +49,12 @@ class ConceptEmbedder:
 
 @pytest.fixture
 def hybrid(mnemoweave_home):
+    from dataclasses import replace
+
     with Engine() as engine:
         engine.use_embedder(ConceptEmbedder())
+        # one bilingual model carries both languages (the defaults expect a second model)
+        engine.config = replace(engine.config, weight_dense=0.5, cross_dense=1.5)
         yield engine
 
 
@@ -66,8 +70,8 @@ def test_crosslingual_query_finds_the_chinese_memory(hybrid):
     hits = hybrid.search("english code comments", k=3)
     assert hits[0].id == zh, [(h.id, h.extra["explain"]) for h in hits]
     explain = hits[0].extra["explain"]
-    assert explain["mode"] == "hybrid" and explain["dense"]["rank"] == 1
-    assert explain["alpha"] == hybrid.config.fusion_cross  # gated: not the query's language
+    assert explain["mode"] == "hybrid" and explain["dense"]["concepts"]["rank"] == 1
+    assert explain["same_language"] == 0.0  # gated: scored by the cross-language weights
 
 
 def test_lexical_channel_still_wins_on_rare_words(hybrid):
@@ -140,12 +144,18 @@ def test_index_drift_is_reported_and_repaired(hybrid):
     hybrid.remember("Deploy with make deploy")
     hybrid.ingest("s", "user", "upload timeouts again")
     checks = {c.name: c for c in hybrid.doctor()}
-    assert checks["vector index (memories)"].ok and checks["vector index (turns)"].ok
+    assert (
+        checks["vector index (concepts, memories)"].ok
+        and checks["vector index (concepts, turns)"].ok
+    )
     hybrid.index.delete("turns", ["t_1"])
     hybrid.index.add("memories", ["m_99"], np.ones((1, 16), np.float32) / 4, [""])
     checks = {c.name: c for c in hybrid.doctor()}
-    assert not checks["vector index (turns)"].ok and not checks["vector index (memories)"].ok
-    assert "1 rows not embedded" in checks["vector index (turns)"].detail
+    assert (
+        not checks["vector index (concepts, turns)"].ok
+        and not checks["vector index (concepts, memories)"].ok
+    )
+    assert "1 rows not embedded" in checks["vector index (concepts, turns)"].detail
     assert all(c.ok for c in hybrid.doctor(repair=True))
     assert ids(hybrid.search("upload timeouts", source="turns", mode="dense")) == ["t_1"]
 
@@ -173,3 +183,25 @@ def test_project_scope_in_the_dense_channel(hybrid):
     glob = hybrid.remember("timeouts belong in config").id
     hybrid.remember("upload timeout is 99s", project="other")
     assert set(ids(hybrid.search("upload timeout", project="up", mode="dense"))) == {mine, glob}
+
+
+def test_a_second_model_carries_the_crosslingual_candidates(mnemoweave_home):
+    from dataclasses import replace
+
+    from mnemoweave.embed.fake import HashEmbedder
+
+    with Engine() as engine:
+        # main model: word hashes, blind across languages; second: the bilingual fake
+        engine.use_embedder(HashEmbedder(dim=64), ConceptEmbedder())
+        engine.config = replace(engine.config, weight_second=0.0, cross_dense=0.0, cross_second=1.0)
+        zh = engine.remember("以后代码注释都用英文", kind="pref").id
+        en = engine.remember("Upload retries use exponential backoff", kind="fact").id
+        assert engine.retrieval_mode() == "hybrid (bm25 + hash-fake + concepts)"
+        hits = engine.search("english code comments", k=2)
+        assert hits[0].id == zh
+        explain = hits[0].extra["explain"]
+        assert explain["concepts_norm"] > 0 and explain["same_language"] == 0.0
+        assert engine.search("upload retries backoff")[0].id == en
+        assert {c.name for c in engine.channels} == {"hash-fake", "concepts"}
+        assert all(c.index.ids("memories") == {zh, en} for c in engine.channels)
+        assert all(c.ok for c in engine.doctor())

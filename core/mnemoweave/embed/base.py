@@ -43,3 +43,4 @@ class EmbedderSpec:
     build: Callable[[Path, bool], BuildResult]  # (model_dir, force) -> result
     load: Callable[[Path], Embedder]  # model_dir -> embedder; raises if files are missing
     is_built: Callable[[Path], bool]  # model_dir -> are valid files present
+    relevant_cosine: float = 1.0  # calibrated: a cosine at or above it means "on topic"

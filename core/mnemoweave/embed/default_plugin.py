@@ -22,5 +22,6 @@ def register_embedders(register: Callable[[EmbedderSpec], None]) -> None:
                 build=model.build,
                 load=model.load,
                 is_built=is_built,
+                relevant_cosine=model.RELEVANT_COSINE,
             )
         )

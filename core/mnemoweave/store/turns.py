@@ -42,6 +42,8 @@ def insert(
     host: str,
     project: str,
     key: str,
+    kind: str | None = None,
+    kind_conf: float | None = None,
 ) -> int:
     """Append a turn at the end of its session (creating the session row if needed)."""
     db.execute(
@@ -53,9 +55,9 @@ def insert(
         "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?", (session,)
     ).fetchone()[0]
     cur = db.execute(
-        "INSERT INTO turns (session_id, host, project, role, text, ts, seq, key)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (session, host, project, role, text, ts, seq, key),
+        "INSERT INTO turns (session_id, host, project, role, text, ts, seq, key, kind,"
+        " kind_conf) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (session, host, project, role, text, ts, seq, key, kind, kind_conf),
     )
     tid = int(cur.lastrowid)
     if role == "user":
@@ -73,3 +75,12 @@ def delete(db: sqlite3.Connection, tid: int) -> None:
 def reindex(db: sqlite3.Connection) -> None:
     rows = db.execute("SELECT id, text FROM turns").fetchall()
     fts.replace_all(db, "turns", ((r["id"], r["text"]) for r in rows))
+
+
+def capsule(db: sqlite3.Connection, session: str) -> str:
+    row = db.execute("SELECT capsule FROM sessions WHERE id = ?", (session,)).fetchone()
+    return row[0] if row else ""
+
+
+def set_capsule(db: sqlite3.Connection, session: str, capsule: str) -> None:
+    db.execute("UPDATE sessions SET capsule = ? WHERE id = ?", (capsule, session))

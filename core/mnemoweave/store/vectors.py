@@ -60,20 +60,10 @@ class VectorIndex:
         if ids:
             self._collection(table).delete(ids=list(ids))
 
-    def query(
-        self, table: str, vector: np.ndarray, n: int, projects: Sequence[str] | None = None
-    ) -> list[tuple[str, float]]:
-        """Nearest ids with cosine similarity, best first; optionally only these projects."""
-        collection = self._collection(table)
-        count = collection.count()
-        if not count:
-            return []
-        where = None if projects is None else {"project": {"$in": list(projects)}}
-        result = collection.query(
-            query_embeddings=vector.reshape(1, -1),
-            n_results=min(n, count),
-            where=where,
-            include=["distances"],
+    def query(self, table: str, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
+        """Nearest ids with their cosine similarity, best first (fewer if the index is small)."""
+        result = self._collection(table).query(
+            query_embeddings=vector.reshape(1, -1), n_results=n, include=["distances"]
         )
         return [(i, 1.0 - d) for i, d in zip(result["ids"][0], result["distances"][0], strict=True)]
 

@@ -1,0 +1,66 @@
+"""The session capsule: an extractive, rolling recap of one session, updated per turn.
+
+goal = the first mission, else the first substantial user turn; decisions = the latest
+conclusions; open threads = user turns no assistant turn has followed yet. Each entry is
+the turn's id and (a short head of) its text, so the agent can expand it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .model import Turn
+from .text import cjk_count
+
+KEEP_DECISIONS = 3
+KEEP_OPEN = 3
+HEAD = 160  # characters of a turn kept in the capsule
+
+
+def empty() -> dict[str, Any]:
+    return {"turns": 0, "goal": None, "goal_from": "", "decisions": [], "open": []}
+
+
+def load(raw: str) -> dict[str, Any]:
+    return json.loads(raw) if raw else empty()
+
+
+def _substantial(text: str) -> bool:
+    return cjk_count(text) >= 8 or len(text.split()) >= 6
+
+
+def _entry(turn: Turn) -> dict[str, str]:
+    text = " ".join(turn.text.split())
+    return {"ref": turn.id or "", "text": text if len(text) <= HEAD else text[: HEAD - 1] + "…"}
+
+
+def update(capsule: dict[str, Any], turn: Turn) -> dict[str, Any]:
+    """The capsule after one more stored (and classified) turn."""
+    capsule = dict(capsule)
+    capsule["turns"] += 1
+    if turn.kind == "mission" and capsule["goal_from"] != "mission":
+        capsule["goal"], capsule["goal_from"] = _entry(turn), "mission"
+    elif capsule["goal"] is None and turn.role == "user" and _substantial(turn.text):
+        capsule["goal"], capsule["goal_from"] = _entry(turn), "user"
+    if turn.kind == "conclusion":
+        capsule["decisions"] = [*capsule["decisions"], _entry(turn)][-KEEP_DECISIONS:]
+    if turn.role == "user":
+        capsule["open"] = [*capsule["open"], _entry(turn)][-KEEP_OPEN:]
+    elif turn.role == "assistant":
+        capsule["open"] = []
+    return capsule
+
+
+def without(capsule: dict[str, Any], ref: str) -> dict[str, Any]:
+    """The capsule with every entry of a purged turn removed."""
+    capsule = dict(capsule)
+    if capsule["goal"] and capsule["goal"]["ref"] == ref:
+        capsule["goal"], capsule["goal_from"] = None, ""
+    for name in ("decisions", "open"):
+        capsule[name] = [entry for entry in capsule[name] if entry["ref"] != ref]
+    return capsule
+
+
+def dump(capsule: dict[str, Any]) -> str:
+    return json.dumps(capsule, ensure_ascii=False)

@@ -1,0 +1,77 @@
+"""The `cards` table: candidate memories awaiting the agent's review."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from ..errors import InvalidInput
+from ..model import Card
+
+
+def from_row(row: sqlite3.Row) -> Card:
+    return Card(
+        id=f"c_{row['id']}",
+        summary=row["summary"],
+        suggested_kind=row["suggested_kind"],
+        evidence=tuple(json.loads(row["evidence"])),
+        confidence=row["confidence"],
+        project=row["project"],
+        topic=row["topic"],
+        status=row["status"],
+        created=row["created"],
+        decided=row["decided"],
+        memory_id=None if row["memory_id"] is None else f"m_{row['memory_id']}",
+    )
+
+
+def insert(
+    db: sqlite3.Connection,
+    *,
+    summary: str,
+    suggested_kind: str,
+    evidence: Sequence[str],
+    confidence: float,
+    project: str,
+    now: float,
+    topic: str = "",
+) -> int:
+    """A pending card; refused when an evidence turn does not exist."""
+    ids = [int(ref[2:]) for ref in evidence if ref.startswith("t_")]
+    if not evidence or len(ids) != len(evidence):
+        raise InvalidInput(f"card evidence must be turn ids (t_N), got {list(evidence)}")
+    found = db.execute(
+        f"SELECT count(*) FROM turns WHERE id IN ({','.join('?' * len(ids))})", ids
+    ).fetchone()[0]
+    if found != len(set(ids)):
+        raise InvalidInput(f"card evidence names turns that do not exist: {list(evidence)}")
+    cur = db.execute(
+        "INSERT INTO cards (topic, summary, suggested_kind, evidence, confidence, project,"
+        " created) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (topic, summary, suggested_kind, json.dumps(list(evidence)), confidence, project, now),
+    )
+    return int(cur.lastrowid)
+
+
+def pending_count(db: sqlite3.Connection, projects: Sequence[str] | None) -> int:
+    if projects is None:
+        return db.execute("SELECT count(*) FROM cards WHERE status = 'pending'").fetchone()[0]
+    marks = ",".join("?" * len(projects))
+    return db.execute(
+        f"SELECT count(*) FROM cards WHERE status = 'pending' AND project IN ({marks})",
+        list(projects),
+    ).fetchone()[0]
+
+
+def delete_citing(db: sqlite3.Connection, ref: str) -> list[int]:
+    """Delete the cards whose evidence cites `ref` (a purged turn): no copy of it survives."""
+    ids = [
+        row[0]
+        for row in db.execute(
+            "SELECT cards.id FROM cards, json_each(cards.evidence) WHERE json_each.value = ?",
+            (ref,),
+        )
+    ]
+    db.executemany("DELETE FROM cards WHERE id = ?", [(i,) for i in ids])
+    return ids
