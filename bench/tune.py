@@ -92,7 +92,7 @@ def collect(embedders: list[Any], n: int) -> dict[str, list[dict[str, Any]]]:
                         opened.keys.get(c.ref, []),
                         c.lexical,
                         [c.dense.get(channel) for channel in names],
-                        same_language(qlang, language(c.text)),
+                        same_language(qlang, c.row["lang"]),
                     )
                     for c in found.values()
                 ]

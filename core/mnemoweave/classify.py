@@ -6,7 +6,7 @@ outcome), `chat` (everything else). A kind's score adds: the weighted regex cues
 `data/classify_rules.txt`; structure (numbered steps, sequence words, questions, length,
 role); a learned lexicon of naive-Bayes log-ratios of English words and word pairs and
 Chinese characters and character pairs (`data/classify_ngrams.json`, built from the training
-turns by `bench/classify_eval.py --build-ngrams`), which decides mostly where no cue fires;
+turns by `bench/classify.py --build-ngrams`), which decides mostly where no cue fires;
 and, with an embedder, similarity to the rules file's prototype sentences.
 Deterministic, no network, no heavy imports; well under a millisecond a turn.
 """

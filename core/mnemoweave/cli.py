@@ -65,6 +65,16 @@ def _one_line(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def configured_models() -> list[str]:
+    """The models the configuration uses (main, then second), none when lexical-only."""
+    from .config import load_config
+
+    config = load_config()
+    if config.embedder == "none":
+        return []
+    return [name for name in (config.embedder, config.second_embedder) if name]
+
+
 def _explain_line(explain: dict[str, Any]) -> str:
     """One line per hit: each channel's rank and raw score, then the fusion's factors."""
     lexical = explain["lexical"]
@@ -387,12 +397,11 @@ def model() -> None:
 @click.argument("names", nargs=-1)
 @click.option("--force", is_flag=True, help="Rebuild even if the cached files are valid.")
 def model_build(names: tuple[str, ...], force: bool) -> None:
-    """Convert packaged weights into model.onnx + tokenizer.json (default: the configured one)."""
-    from .config import load_config
+    """Convert packaged weights into model.onnx + tokenizer.json (default: the configured ones)."""
     from .embed import build_models
 
-    wanted = list(names) or [load_config().embedder]
-    if wanted == ["none"]:
+    wanted = list(names) or configured_models()
+    if not wanted:
         click.echo("embedder is 'none': nothing to build")
         return
     for result in build_models(wanted, force=force):
@@ -409,17 +418,16 @@ def model_build(names: tuple[str, ...], force: bool) -> None:
 @json_option
 def model_list(as_json: bool) -> None:
     """Registered models, whether each is built, and which one is configured."""
-    from .config import load_config
     from .embed import models_dir, registered
 
-    configured = load_config().embedder
+    configured = configured_models()
     rows = [
         {
             "name": spec.name,
             "dim": spec.dim,
             "description": spec.description,
             "built": spec.is_built(models_dir() / spec.name),
-            "default": spec.name == configured,
+            "default": spec.name in configured,
         }
         for spec in registered().values()
     ]

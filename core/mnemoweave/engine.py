@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import transfer
 from .config import Config, data_dir, load_config
 from .errors import InvalidInput, NotFound
 from .model import Classification, Hit, Memory, SessionEvent, Turn, check_kind, parse_id
@@ -24,7 +23,6 @@ from .writes import (
     TurnDraft,
     Writer,
     Written,
-    check_importance,
     draft_memory,
     draft_turn,
     project_name,
@@ -460,71 +458,15 @@ class Engine:
 
     def import_path(self, path: Path) -> dict[str, int]:
         """Import turns (.jsonl) and memories (.md) from a file or directory, all or nothing."""
-        records = transfer.collect(Path(path))
-        turns, memories = [], []
-        for index, record in enumerate(records):
-            if isinstance(record, transfer.TurnRecord):
-                key = record.key or (
-                    None if record.ts is not None else transfer.line_key(record, index)
-                )
-                turns.append(
-                    draft_turn(
-                        record.session,
-                        record.role,
-                        record.text,
-                        host=record.host,
-                        project=record.project,
-                        ts=record.ts,
-                        key=key,
-                    )
-                )
-            else:
-                importance = record.importance or self.config.default_importance
-                check_importance(importance)
-                memories.append(
-                    draft_memory(
-                        record.body,
-                        kind=record.kind,
-                        project=record.project,
-                        tags=record.tags,
-                        importance=importance,
-                        title=record.title or None,
-                        evidence=record.evidence,
-                    )
-                )
-        counts = {"turns": 0, "memories": 0, "merged": 0, "duplicate": 0, "skipped": 0}
-        writer = self._writer()
-        for bucket, results in (
-            ("turns", self._store_turns(turns, actor="import")),
-            ("memories", writer.memories(memories, actor="import")),
-        ):
-            for result in results:
-                counts[bucket if result.action == "new" else result.action] += 1
-        return counts
+        from .files import import_path
+
+        return import_path(self, Path(path))
 
     def export(self, directory: Path) -> list[Path]:
         """Write active memories as Markdown (one file per project) and turns as JSONL."""
-        directory = Path(directory)
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InvalidInput(f"cannot create {directory}: {exc}") from None
-        by_project: dict[str, list[Memory]] = {}
-        for row in self.db.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id"):
-            memory = memories_table.from_row(row)
-            by_project.setdefault(memory.project, []).append(memory)
-        written = []
-        for project, memories in sorted(by_project.items()):
-            path = directory / transfer.project_filename(project)
-            path.write_text(transfer.render_markdown(project, memories), encoding="utf-8")
-            written.append(path)
-        rows = self.db.execute("SELECT * FROM turns ORDER BY session_id, seq").fetchall()
-        if rows:
-            path = directory / "turns.jsonl"
-            lines = [transfer.turn_line(turns_table.from_row(r)) for r in rows]
-            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            written.append(path)
-        return written
+        from .files import export
+
+        return export(self, Path(directory))
 
     def reindex(self, progress: Callable[[str, int, int], None] | None = None) -> dict[str, int]:
         """Rebuild the vector index (and the full-text index) from SQLite."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, indexing, text
+from .plugins import failures
 from .store import fts
 from .store import memories as memories_table
 from .store import turns as turns_table
@@ -50,6 +51,7 @@ def status(engine: Engine) -> dict[str, Any]:
             "SELECT count(*) FROM cards WHERE status = 'pending'"
         ).fetchone()[0],
         "retrieval": engine.retrieval_mode(),
+        "plugin_failures": dict(failures(engine.pm)),
         "data_dir": str(engine.home),
         "db_path": str(engine.db_path),
         "sizes": {

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 MODES = ("hybrid", "lexical", "dense")
 COLUMNS = {  # what ranking and hits read (not `norm`, the memories' second copy of the body)
     "memories": "id, kind, title, body, project, importance, weight, access_count, last_access,"
-    " created, updated, status",
-    "turns": "id, session_id, role, text, ts, seq, project",
+    " created, updated, status, lang",
+    "turns": "id, session_id, role, text, ts, seq, project, lang",
 }
 
 
@@ -61,10 +61,6 @@ class Candidate:
     dense: dict[str, float] = field(default_factory=dict)  # channel -> cosine
     dense_rank: dict[str, int] = field(default_factory=dict)
     parts: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        return self.row["body"] if self.ref.startswith("m_") else self.row["text"]
 
 
 def _normalise(values: dict[str, float]) -> dict[str, float]:
@@ -247,7 +243,7 @@ class Retriever:
                 fused = c.lexical or 0.0
                 c.parts = {"fused": fused}
             else:
-                same = same_language(query_lang, language(c.text))
+                same = same_language(query_lang, c.row["lang"])
                 parts = [norm.get(ref, 0.0) for norm in dense]
                 fused = fuse(lexical.get(ref, 0.0), parts, same, self.config, mode)
                 c.parts = {"lexical_norm": lexical.get(ref, 0.0), "same_language": float(same)}

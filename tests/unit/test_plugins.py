@@ -58,3 +58,24 @@ def test_managers_are_independent():
 
     register(a, Extra(), name="extra")
     assert a.has_plugin("extra") and not b.has_plugin("extra")
+
+
+def test_an_entry_point_plugin_is_loaded_and_used(monkeypatch, engine):
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "plugins"))
+    pm = make_plugin_manager()
+    assert pm.has_plugin("example")
+    engine._pm = pm
+    engine.ingest("s1", "user", "please pick up ABC-123 today")
+    assert engine.get("t_1").kind == "mission"
+    assert "Link the ticket" in engine.weave("what about ABC-123").text
+
+
+def test_status_counts_plugin_failures(engine):
+    class Broken:
+        @hookimpl
+        def on_turn(self, turn):
+            raise RuntimeError("boom")
+
+    register(engine.pm, Broken(), name="broken")
+    assert engine.ingest("s1", "user", "hello there").action == "new"  # the turn is not lost
+    assert engine.status()["plugin_failures"] == {"broken.on_turn": 1}

@@ -44,3 +44,16 @@ def test_schema_refuses_bad_rows(tmp_path):
             "INSERT INTO skills (name, summary, source_urls, created, updated)"
             " VALUES ('s', 'x', '[]', 0, 0)"
         )
+
+
+def test_m002_backfills_the_language_of_existing_rows(tmp_path, monkeypatch):
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+    db = connect(tmp_path / "s.sqlite")
+    db.execute(
+        "INSERT INTO memories (kind, body, norm, created, updated) VALUES"
+        " ('pref', '以后代码注释都用英文', 'x', 0, 0), ('fact', 'use tabs', 'y', 0, 0)"
+    )
+    db.close()
+    monkeypatch.undo()
+    db = connect(tmp_path / "s.sqlite")
+    assert [r[0] for r in db.execute("SELECT lang FROM memories ORDER BY id")] == ["zh", "en"]

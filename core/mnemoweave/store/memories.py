@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from ..model import Memory
+from ..text import language
 from . import fts
 
 
@@ -68,7 +69,7 @@ def insert(
 ) -> int:
     cur = db.execute(
         "INSERT INTO memories (kind, title, body, norm, tags, project, importance, created,"
-        " updated, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " updated, evidence, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             kind,
             title,
@@ -80,6 +81,7 @@ def insert(
             now,
             now,
             json.dumps(list(evidence)),
+            language(body),
         ),
     )
     mid = int(cur.lastrowid)

@@ -131,7 +131,17 @@ def m001_create_tables(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [m001_create_tables]
+def m002_language_column(db: sqlite3.Connection) -> None:
+    """Each turn's and memory's language (zh, en, mixed), for language-gated fusion."""
+    from ..text import language
+
+    db.create_function("mw_language", 1, language, deterministic=True)
+    for table, column in (("turns", "text"), ("memories", "body")):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN lang TEXT NOT NULL DEFAULT 'en'")
+        db.execute(f"UPDATE {table} SET lang = mw_language({column})")
+
+
+MIGRATIONS: list[Migration] = [m001_create_tables, m002_language_column]
 
 
 def applied(db: sqlite3.Connection) -> list[str]:

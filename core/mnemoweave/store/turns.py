@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from ..model import Turn
+from ..text import language
 from . import fts
 
 
@@ -56,8 +57,8 @@ def insert(
     ).fetchone()[0]
     cur = db.execute(
         "INSERT INTO turns (session_id, host, project, role, text, ts, seq, key, kind,"
-        " kind_conf) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (session, host, project, role, text, ts, seq, key, kind, kind_conf),
+        " kind_conf, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (session, host, project, role, text, ts, seq, key, kind, kind_conf, language(text)),
     )
     tid = int(cur.lastrowid)
     if role == "user":

@@ -1,12 +1,12 @@
 """Turn-classifier benchmark: accuracy and macro-F1 of `mnemoweave.classify` on labelled turns.
 
 Data: JSONL, one turn a line: {"id", "role", "text", "kind", "lang"?, "hard"?}.
-`.venv/bin/python bench/classify_eval.py --data bench/data/classify_heldout.jsonl` prints one
+`.venv/bin/python bench/classify.py --data bench/data/classify_heldout.jsonl` prints one
 JSON object. `evaluate(path)` returns the same dict for bench/run.py.
 
 The classifier's learned lexicon is rebuilt from the training turns (never from held-out or
 check sets) with:
-`.venv/bin/python bench/classify_eval.py --data bench/data/classify_train.jsonl --build-ngrams`
+`.venv/bin/python bench/classify.py --data bench/data/classify_train.jsonl --build-ngrams`
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
+from metrics import percentiles
 from mnemoweave.classify import KINDS, NGRAMS_FILE, classify, ngram_features
 from mnemoweave.text import language
 
@@ -72,6 +73,27 @@ def scores(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
     return {"n": n, "accuracy": round(accuracy, 3), "macro_f1": round(macro, 3), "by_kind": by_kind}
 
 
+def _majority_baseline(rows: list[dict[str, Any]], gold: list[str]) -> dict[str, Any]:
+    """The same scores for always answering the most common kind (computed on this data)."""
+    majority = Counter(gold).most_common(1)[0][0] if gold else "chat"
+    report = scores(gold, [majority] * len(gold))
+    by_lang = {}
+    for lang in ("zh", "en"):
+        picked = [i for i, row in enumerate(rows) if row["lang"] == lang]
+        sub = scores([gold[i] for i in picked], [majority] * len(picked))
+        by_lang[lang] = {key: sub[key] for key in ("n", "accuracy", "macro_f1")}
+    return {"predicts": majority, **report, "by_lang": by_lang}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", type=Path, required=True, help="labelled turns (.jsonl)")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """`bench/run.py classify --data FILE`: the built-in classifier on labelled turns."""
+    return evaluate(args.data)
+
+
 def evaluate(path: str | Path, embedder: Any = None, errors: bool = False) -> dict[str, Any]:
     """Classify every turn of `path` and score it: overall, per language, per kind, confusion.
 
@@ -82,10 +104,12 @@ def evaluate(path: str | Path, embedder: Any = None, errors: bool = False) -> di
     gold = [row["kind"] for row in rows]
     pred: list[str] = []
     classify("warm up: load the lexicon", embedder=embedder)  # not part of the timing
-    started = perf_counter()
+    latencies = []
     for row in rows:
+        started = perf_counter()
         pred.append(classify(row["text"], role=row["role"], embedder=embedder).kind)
-    elapsed_ms = (perf_counter() - started) * 1000
+        latencies.append((perf_counter() - started) * 1000)
+    elapsed_ms = sum(latencies)
     report = scores(gold, pred)
     langs: dict[str, list[int]] = defaultdict(list)
     for index, row in enumerate(rows):
@@ -107,6 +131,8 @@ def evaluate(path: str | Path, embedder: Any = None, errors: bool = False) -> di
             "confusion": confusion,
             "hard": _subset(rows, gold, pred, lambda row: bool(row.get("hard"))),
             "ms_per_turn": round(elapsed_ms / len(rows), 4) if rows else None,
+            "latency_ms": percentiles(latencies),
+            "baseline": _majority_baseline(rows, gold),
         }
     )
     if errors:
@@ -144,7 +170,7 @@ def build_ngrams(
         mean = sum(logs) / len(logs)
         weights[feature] = [round(value - mean, 2) for value in logs]
     data = {
-        "about": "learned lexicon of mnemoweave.classify; built by bench/classify_eval.py",
+        "about": "learned lexicon of mnemoweave.classify; built by bench/classify.py",
         "source": Path(path).name,
         "turns": len(rows),
         "alpha": alpha,

@@ -1,0 +1,26 @@
+"""An example third-party plugin, installed through the `mnemoweave` entry-point group.
+
+It tags every turn that mentions a ticket (ABC-123) as a mission, and adds a nudge line
+reminding the agent of the ticket convention.
+"""
+
+import re
+
+from mnemoweave.hookspecs import hookimpl
+from mnemoweave.model import Block, Classification, Line
+
+TICKET = re.compile(r"\b[A-Z]{2,5}-\d+\b")
+
+
+@hookimpl
+def classify_turn(turn):
+    if TICKET.search(turn.text):
+        return Classification("mission", 0.99)
+    return None
+
+
+@hookimpl
+def weave_blocks(query):
+    if TICKET.search(query):
+        return [Block("nudge", (Line("Link the ticket in the commit message", "example:1"),))]
+    return None

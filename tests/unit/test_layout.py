@@ -1,0 +1,55 @@
+"""The layout explains the architecture: the core imports no outer layer."""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).parents[2] / "core" / "mnemoweave"
+OUTER = {"cli", "daemon", "adapters", "mcp_server", "demo"}  # entry points, not core
+
+
+def imported_modules(path: Path) -> set[str]:
+    """First component under mnemoweave of every relative or absolute mnemoweave import."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    depth = len(path.relative_to(PACKAGE).parts) - 1
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the file's package
+                parts = list(path.relative_to(PACKAGE).parts[:-1])[: max(0, depth - node.level + 1)]
+                target = parts + (node.module.split(".") if node.module else [])
+                names = [target[0]] if target else [alias.name for alias in node.names]
+                found.update(names)
+            elif node.module and node.module.startswith("mnemoweave."):
+                found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("mnemoweave."):
+                    found.add(alias.name.split(".")[1])
+    return found
+
+
+def test_core_never_imports_entry_points_or_adapters():
+    offenders = {}
+    for path in PACKAGE.rglob("*.py"):
+        top = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        if top in OUTER:
+            continue
+        bad = imported_modules(path) & OUTER
+        if bad:
+            offenders[str(path.relative_to(PACKAGE))] = bad
+    assert not offenders, offenders
+
+
+def test_adapters_never_touch_the_store():
+    adapters = PACKAGE / "adapters"
+    for path in adapters.rglob("*.py") if adapters.exists() else []:
+        assert "store" not in imported_modules(path), path
+
+
+def test_modules_stay_small():
+    too_long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+    }
+    assert not too_long, too_long
