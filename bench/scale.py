@@ -3,7 +3,8 @@
 Documents are the project's own bilingual texts (dev memories, labelled turns), each made
 distinct by a ticket number, cycled up to --n; queries are the dev queries. Reports the
 seconds to index N turns (SQLite + FTS + every vector index), to store N memories, and
-search latency over the N memories, with plain BM25 over the same texts as the baseline.
+search and weave latency over the N memories, with plain BM25 over the same texts as the
+baseline.
 """
 
 from __future__ import annotations
@@ -67,6 +68,15 @@ def _timed(store: Any, queries: list[str], project: str | None) -> list[float]:
     return latencies
 
 
+def _woven(engine: Any, queries: list[str], project: str) -> list[float]:
+    latencies = []
+    for query in queries:
+        started = perf_counter()
+        engine.weave(query, project=project)
+        latencies.append((perf_counter() - started) * 1000)
+    return latencies
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     docs, queries = _docs(args.n), _queries(args.queries)
     report: dict[str, Any] = {"n": args.n}
@@ -79,6 +89,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if source == "memories":
             _timed(store, queries[:20], "alpha")  # warm-up: models and caches loaded
             report["latency_ms"] = percentiles(_timed(store, queries, "alpha"))
+            report["weave_latency_ms"] = percentiles(_woven(store.engine, queries, "alpha"))
             report["retrieval"] = clock.retrieval
         store.close()
     started = perf_counter()

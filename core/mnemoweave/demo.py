@@ -30,14 +30,20 @@ TURNS = [
     ("assistant", "卡在 httpx 默认没有超时；我把 timeout 设成了 10 秒。"),
     ("user", "My API key is sk-demo0123456789abcdefghij, keep it out of memory please."),
 ]
-QUERIES = [("注释", None), ("超时", "uploader"), ("flaky", "uploader"), ("tabs", None)]
+QUERIES = [
+    ("注释", None),
+    ("超时", "uploader"),
+    ("why was CI flaky", "uploader"),
+    ("what language should code comments be written in", None),
+]
 
 
 def run(echo: Callable[[str], None]) -> None:
     home = data_dir() / "demo"
     shutil.rmtree(home, ignore_errors=True)
     with Engine(home=home) as engine:
-        echo(f"demo store: {home}\n")
+        echo(f"demo store: {home}")
+        echo(f"retrieval: {engine.retrieval_mode()}\n")
         for kind, text, project, tags in SAMPLE:
             result = engine.remember(text, kind=kind, project=project, tags=tags)
             echo(f"remember  {result.id} [{kind}] {text}")
@@ -54,10 +60,11 @@ def run(echo: Callable[[str], None]) -> None:
             for hit in hits:
                 echo(f"    {hit.id} {hit.score:5.2f} {hit.text}")
         forgotten = engine.forget("m_3")
-        echo(
-            f"\nforget m_3 -> {forgotten.action}; search 'tabs' now finds "
-            f"{len(engine.search('tabs'))} hit(s)"
-        )
+        found = len(engine.search("tabs", mode="lexical"))
+        echo(f"\nforget m_3 -> {forgotten.action}; search 'tabs' now finds {found} hit(s)")
         engine.restore("m_3")
-        echo(f"restore m_3 -> search 'tabs' finds {len(engine.search('tabs'))} hit(s)")
+        found = len(engine.search("tabs", mode="lexical"))
+        echo(f"restore m_3 -> search 'tabs' finds {found} hit(s)")
+        echo("\nweave for the prompt '给上传模块加上注释' in project uploader:")
+        echo(engine.weave("给上传模块加上注释", session="demo-session", project="uploader").text)
         echo("\n" + ", ".join(f"{n} {name}" for name, n in engine.status()["counts"].items()))

@@ -1,0 +1,49 @@
+from mnemoweave import capsule
+from mnemoweave.model import Turn
+from mnemoweave.projects import normalise_project, project_from_cwd
+
+
+def test_project_is_the_git_root_or_the_dir(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "pkg").mkdir(parents=True)
+    assert project_from_cwd(str(repo / "src" / "pkg")) == str(repo)
+    worktree = tmp_path / "wt"
+    (worktree / "sub").mkdir(parents=True)
+    (worktree / ".git").write_text("gitdir: /elsewhere\n")  # a linked worktree
+    assert project_from_cwd(str(worktree / "sub")) == str(worktree)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert project_from_cwd(str(plain) + "/") == str(plain)
+    assert project_from_cwd("") == project_from_cwd("relative/dir") == ""
+
+
+def test_project_names_are_normalised_not_paths():
+    assert normalise_project("/a/b/../c/") == "/a/c"
+    assert normalise_project("C:\\Users\\me\\repo") == "C:/Users/me/repo"
+    assert normalise_project("/x\x00/y\n") == "/x/y"
+    assert normalise_project("../../etc") == "../../etc"  # a name, kept as text, never opened
+
+
+def turn(ref, role, text, kind):
+    return Turn("s", role, text, id=ref, kind=kind)
+
+
+def test_capsule_rolls_goal_decisions_and_open_threads():
+    recap = capsule.empty()
+    recap = capsule.update(recap, turn("t_1", "user", "hi", "chat"))
+    assert recap["goal"] is None and [o["ref"] for o in recap["open"]] == ["t_1"]
+    recap = capsule.update(
+        recap, turn("t_2", "user", "can you look at why the uploader hangs on big files", "chat")
+    )
+    assert recap["goal"]["ref"] == "t_2"  # first substantial user turn
+    recap = capsule.update(
+        recap, turn("t_3", "assistant", "The hang was httpx without a timeout.", "conclusion")
+    )
+    assert recap["open"] == [] and [d["ref"] for d in recap["decisions"]] == ["t_3"]
+    recap = capsule.update(recap, turn("t_4", "user", "帮我把上传模块改成异步的", "mission"))
+    assert recap["goal"]["ref"] == "t_4"  # a mission replaces a plain first turn
+    recap = capsule.update(recap, turn("t_5", "user", "and add tests", "mission"))
+    assert recap["goal"]["ref"] == "t_4"  # but not a later mission
+    assert recap["turns"] == 5 and [o["ref"] for o in recap["open"]] == ["t_4", "t_5"]
+    assert capsule.without(recap, "t_4")["goal"] is None
