@@ -22,10 +22,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-BENCHMARKS = ("locomo", "longmemeval", "memorybank", "cards", "classify", "scale")
+BENCHMARKS = ("locomo", "longmemeval", "memorybank", "cards", "classify", "dedup", "scale")
 # Models are read from the caller's data dir (read-only) before the run swaps in its own.
 MODELS = Path(os.environ.get("MNEMOWEAVE_HOME", Path.home() / ".mnemoweave")) / "models"
-DEFAULT_EMBEDDER = "e5-small,use-m3"  # the default config: main model, second model
+DEFAULT_EMBEDDER = "use-m3"  # the default configuration's model(s): main[,second]
 
 
 @contextmanager

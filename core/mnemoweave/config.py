@@ -33,19 +33,19 @@ class Config:
     """Hits returned by `search` when `-k` is not given."""
     classifier: str = "builtin"
     """Registered turn classifier used when no plugin's classify_turn answers."""
-    embedder: str = "e5-small"
+    embedder: str = "use-m3"
     """Main embedding model for semantic search ("none": lexical only)."""
-    second_embedder: str = "use-m3"
+    second_embedder: str = ""
     """Optional second model, e.g. one strong across languages ("": none)."""
     weight_lexical: float = 1.0
     """Fusion weight of BM25 for candidates in the query's language."""
-    weight_dense: float = 0.6
+    weight_dense: float = 0.45
     """Fusion weight of the main model for candidates in the query's language."""
-    weight_second: float = 0.2
+    weight_second: float = 0.0
     """Fusion weight of the second model for candidates in the query's language."""
-    cross_dense: float = 0.5
+    cross_dense: float = 1.4
     """Fusion weight of the main model for candidates in another language."""
-    cross_second: float = 1.25
+    cross_second: float = 0.0
     """Fusion weight of the second model for candidates in another language."""
     min_cosine: float = 0.2
     """Dense candidates below this cosine are dropped (unrelated text is never a hit)."""
@@ -63,7 +63,7 @@ class Config:
     """Memory decay: a memory never recalled loses half its recency boost in this time."""
     decay_floor: float = 0.5
     """Share of a memory's score that never decays."""
-    dedup_threshold: float = 0.95
+    dedup_threshold: float = 0.9
     """Cosine at or above which a new memory counts as a near-duplicate of an existing one."""
     dedup_action: str = "merge"
     """What a near-duplicate does: merge (into the existing memory) or skip (store nothing)."""

@@ -197,12 +197,12 @@ class Retriever:
     def _dense(self, channel, table, query, n, projects, kind, out) -> None:
         vector = channel.embedder.embed([query], query=True)[0]
         # Nearest neighbours without a filter are fast (Chroma's metadata filter is not), so
-        # scope and status are checked in SQLite; a scope too rare for the first pass gets a
-        # wider one.
-        for width in (n * 2, n * 16):
+        # scope and status are checked in SQLite; only a scope so rare that the first pass
+        # keeps under half the wanted candidates gets a wider one.
+        for width in (n * 3, n * 12):
             found = channel.index.query(table, vector, width)
             kept, complete = self._keep(table, found, projects, kind, n)
-            if complete or len(found) < width:
+            if complete or len(found) < width or len(kept) >= n // 2:
                 break
         for rank, (ref, cosine, row) in enumerate(kept, start=1):
             candidate = out.setdefault(ref, Candidate(ref, row))

@@ -22,7 +22,7 @@ from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
-from .text import clean, fingerprint, normalise
+from .text import clean, fingerprint, normalise, stopwords, tokens
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,6 +69,19 @@ class TurnDraft:
     host: str
     project: str
     key: str
+
+
+def same_words_reordered(a: str, b: str) -> bool:
+    """The same content words in another order: "pytest over unittest" vs "unittest over
+    pytest". Embeddings see these as near-identical; they usually say the opposite."""
+    words_a = [t for t in tokens(a) if t not in stopwords()]
+    words_b = [t for t in tokens(b) if t not in stopwords()]
+    return sorted(words_a) == sorted(words_b) and words_a != words_b
+
+
+def is_near_duplicate(a: str, b: str, cosine: float, threshold: float) -> bool:
+    """Close enough in meaning to merge, and not a reversal of the same words."""
+    return cosine >= threshold and not same_words_reordered(a, b)
 
 
 def project_name(value: str | None) -> str:
@@ -275,6 +288,7 @@ class Writer:
                 and row["status"] == "active"
                 and row["project"] == draft.project
                 and row["kind"] == draft.kind
+                and is_near_duplicate(row["body"], draft.body, cosine, threshold)
             ):
                 return row
         return None

@@ -28,5 +28,5 @@ def real_engine(built_home: tuple[Path, dict], mnemoweave_home: Path):
     mnemoweave_home.mkdir(parents=True, exist_ok=True)
     (mnemoweave_home / "models").symlink_to(built_home[0] / "models")
     with Engine() as engine:
-        assert engine.retrieval_mode() == "hybrid (bm25 + e5-small + use-m3)"
+        assert engine.retrieval_mode() == "hybrid (bm25 + use-m3)"
         yield engine

@@ -120,7 +120,7 @@ def test_importance_and_weight_order_equal_matches(hybrid):
 def test_near_duplicates_merge_or_skip(hybrid, monkeypatch):
     first = hybrid.remember("Use tabs in Makefiles", kind="pref").id
     # different words, same concepts for the fake model: cosine 1.0 >= threshold
-    merged = hybrid.remember("makefiles: tabs!!", kind="pref", tags=["make"])
+    merged = hybrid.remember("makefiles need tabs!!", kind="pref", tags=["make"])
     assert (merged.action, merged.id) == ("merged", first)
     assert hybrid.get(first).tags == ("make",)
     # another kind or project is not a duplicate
@@ -129,13 +129,15 @@ def test_near_duplicates_merge_or_skip(hybrid, monkeypatch):
     from dataclasses import replace
 
     hybrid.config = replace(hybrid.config, dedup_action="skip")
-    skipped = hybrid.remember("tabs in the makefiles", kind="pref")
+    skipped = hybrid.remember("tabs are required in the makefiles", kind="pref")
     assert (skipped.action, skipped.id) == ("duplicate", first)
     assert hybrid.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 3
+    # the same words in another order usually say the opposite: never merged
+    assert hybrid.remember("Makefiles in tabs use", kind="pref").action == "new"
 
 
 def test_near_duplicates_within_one_import(hybrid, tmp_path):
-    (tmp_path / "m.md").write_text("## a\nUse tabs in Makefiles\n\n## b\nMakefiles use tabs\n")
+    (tmp_path / "m.md").write_text("## a\nUse tabs in Makefiles\n\n## b\nMakefiles need tabs\n")
     counts = hybrid.import_path(tmp_path / "m.md")
     assert counts["memories"] == 1 and counts["merged"] == 1
 
