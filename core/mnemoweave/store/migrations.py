@@ -141,7 +141,15 @@ def m002_language_column(db: sqlite3.Connection) -> None:
         db.execute(f"UPDATE {table} SET lang = mw_language({column})")
 
 
-MIGRATIONS: list[Migration] = [m001_create_tables, m002_language_column]
+def m003_nudge_index(db: sqlite3.Connection) -> None:
+    """The always-on memories (preferences, importance 5) in the order the nudge reads them."""
+    db.execute(
+        "CREATE INDEX memories_nudge ON memories (importance DESC, updated DESC)"
+        " WHERE status = 'active' AND (kind = 'pref' OR importance >= 5)"
+    )
+
+
+MIGRATIONS: list[Migration] = [m001_create_tables, m002_language_column, m003_nudge_index]
 
 
 def applied(db: sqlite3.Connection) -> list[str]:
