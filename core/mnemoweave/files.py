@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from . import transfer
 from .errors import InvalidInput
-from .model import Memory
+from .model import Memory, Turn
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .writes import check_importance, draft_memory, draft_turn
@@ -21,7 +21,7 @@ def import_path(engine: Engine, path: Path) -> dict[str, int]:
     records = transfer.collect(path)
     turns, memories = [], []
     for index, record in enumerate(records):
-        if isinstance(record, transfer.TurnRecord):
+        if isinstance(record, Turn):
             key = record.key or (
                 None if record.ts is not None else transfer.line_key(record, index)
             )

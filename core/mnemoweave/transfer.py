@@ -22,17 +22,6 @@ from .text import fingerprint
 
 
 @dataclass(frozen=True)
-class TurnRecord:
-    session: str
-    role: str
-    text: str
-    ts: float | None = None
-    host: str = ""
-    project: str = ""
-    key: str | None = None
-
-
-@dataclass(frozen=True)
 class MemoryRecord:
     body: str
     title: str = ""
@@ -76,7 +65,7 @@ def _string(obj: dict[str, Any], name: str, where: str, required: bool = False) 
     return value
 
 
-def parse_jsonl(text: str, source: str) -> list[TurnRecord]:
+def parse_jsonl(text: str, source: str) -> list[Turn]:
     """JSONL lines `{session, role, text, ts?, host?, project?, key?}` -> turn records."""
     records = []
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -91,7 +80,7 @@ def parse_jsonl(text: str, source: str) -> list[TurnRecord]:
             raise InvalidInput(f"{where}: expected a JSON object")
         ts = obj.get("ts")
         records.append(
-            TurnRecord(
+            Turn(
                 session=_string(obj, "session", where, required=True),
                 role=_located(check_role, _string(obj, "role", where, required=True), where),
                 text=_string(obj, "text", where, required=True),
@@ -211,7 +200,7 @@ def render_markdown(project: str, memories: list[Memory]) -> str:
     return "\n".join(out)
 
 
-def line_key(record: TurnRecord, position: int) -> str:
+def line_key(record: Turn, position: int) -> str:
     """Dedup key of an imported turn without a timestamp: its place in the import."""
     return fingerprint(record.session, record.role, position, record.text)
 
@@ -239,7 +228,7 @@ def project_filename(project: str) -> str:
     return f"project-{slug}-{fingerprint(project)[:8]}.md"
 
 
-def read_source(path: Path) -> list[TurnRecord | MemoryRecord]:
+def read_source(path: Path) -> list[Turn | MemoryRecord]:
     """Parse one file by its suffix (.jsonl turns, .md memories)."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -252,7 +241,7 @@ def read_source(path: Path) -> list[TurnRecord | MemoryRecord]:
     raise InvalidInput(f"{path}: unsupported file type (use .jsonl for turns, .md for memories)")
 
 
-def collect(path: Path) -> list[TurnRecord | MemoryRecord]:
+def collect(path: Path) -> list[Turn | MemoryRecord]:
     """Every record under a file or directory (directories: *.md and *.jsonl, sorted)."""
     if path.is_dir():
         files = sorted(
