@@ -208,20 +208,24 @@ def search(
 
 @cli.command()
 @click.argument("ref", metavar="ID")
+@click.option("--evidence", is_flag=True, help="Also the raw turns behind a memory or card.")
 @json_option
-def get(ref: str, as_json: bool) -> None:
-    """Show one memory (m_N) or raw turn (t_N) in full."""
+def get(ref: str, evidence: bool, as_json: bool) -> None:
+    """Show one memory (m_N), raw turn (t_N) or card (c_N) in full."""
     with _engine() as engine:
         record = engine.get(ref)
+        turns = engine.evidence(ref) if evidence else []
     data = record.to_dict()
     if as_json:
-        _emit(data)
+        _emit(data | ({"evidence_turns": [t.to_dict() for t in turns]} if evidence else {}))
         return
     for name, value in data.items():
-        if name not in ("body", "text") and value not in (None, "", [], ()):
+        if name not in ("body", "text", "summary") and value not in (None, "", [], ()):
             click.echo(f"{name}: {value}")
     click.echo("")
-    click.echo(data.get("body") or data.get("text"))
+    click.echo(data.get("body") or data.get("text") or data.get("summary"))
+    for turn in turns:
+        click.echo(f"\n[{turn.id} {turn.role} in {turn.session}] {turn.text}")
 
 
 @cli.command("list")
@@ -469,3 +473,6 @@ def demo() -> None:
 
 def main() -> None:
     cli(prog_name="mnemoweave")
+
+
+from . import cli_review  # noqa: E402,F401  (registers pending, review, feedback, rehydrate)

@@ -11,8 +11,15 @@ from typing import Any
 
 from .config import Config, data_dir, load_config
 from .errors import InvalidInput, NotFound
-from .model import Classification, Hit, Memory, SessionEvent, Turn, check_kind, parse_id
-from .retrieve import MODES, DenseChannel, Retriever
+from .model import Card, Classification, Hit, Memory, SessionEvent, Turn, check_kind, parse_id
+from .retrieve import (
+    MODES,
+    DenseChannel,
+    Retriever,
+    channels_for,
+    configured_channels,
+    describe,
+)
 from .store import audit, fts
 from .store import cards as cards_table
 from .store import memories as memories_table
@@ -68,18 +75,7 @@ class Engine:
     def channels(self) -> list[DenseChannel]:
         """The dense retrieval channels: the configured models that are built (maybe none)."""
         if self._channels is None:
-            names = [self.config.embedder, self.config.second_embedder]
-            if names[0] == "none":
-                names = []
-            from .embed import load_embedder
-
-            embedders = []
-            for name in filter(None, names):
-                embedder = load_embedder(name)
-                if embedder is None:
-                    log.warning("model %s is not built: run `mnemoweave model build`", name)
-                embedders.append(embedder)
-            self.use_embedder(*embedders)
+            self._channels = configured_channels(self.home, self.config, self.pm)
         return self._channels
 
     @property
@@ -94,25 +90,10 @@ class Engine:
 
     def use_embedder(self, *embedders: Any) -> None:
         """Use these embedders (None entries are skipped) instead of the configured ones."""
-        from .embed import registered
-        from .store.vectors import VectorIndex
-
-        specs = registered(self.pm)
-        self._channels = [
-            DenseChannel(
-                e,
-                VectorIndex(self.home / "chroma", e.name),
-                specs[e.name].relevant_cosine if e.name in specs else 1.0,
-            )
-            for e in embedders
-            if e is not None
-        ]
+        self._channels = channels_for(self.home, self.pm, embedders)
 
     def retrieval_mode(self) -> str:
-        if not self.channels:
-            why = "disabled" if self.config.embedder == "none" else "model not built"
-            return f"lexical-only ({why}: {self.config.embedder})"
-        return "hybrid (bm25 + " + " + ".join(c.name for c in self.channels) + ")"
+        return describe(self.channels, self.config)
 
     def close(self) -> None:
         if self._db is not None:
@@ -177,7 +158,7 @@ class Engine:
         ]
         return self._writer().memories(drafts, actor)
 
-    def get(self, ref: str) -> Memory | Turn:
+    def get(self, ref: str) -> Memory | Turn | Card:
         table, rowid = parse_id(ref)
         if table == "memory":
             row = memories_table.get(self.db, rowid)
@@ -187,6 +168,8 @@ class Engine:
             row = turns_table.get(self.db, rowid)
             if row is not None:
                 return turns_table.from_row(row)
+        elif (row := cards_table.get(self.db, rowid)) is not None:
+            return cards_table.from_row(row)
         raise NotFound(f"no {table} with id {ref}")
 
     def _memory_row(self, db: sqlite3.Connection, ref: str) -> sqlite3.Row:
@@ -453,6 +436,35 @@ class Engine:
         if refs:
             with transaction(self.db) as db:
                 memories_table.touch(db, [int(ref[2:]) for ref in refs], time.time())
+
+    # --- review (see review.py) ------------------------------------------------------------
+
+    def pending(self, project: str | None = None, limit: int = 50) -> list[Any]:
+        """Cards awaiting review (a project's and global ones, or all)."""
+        return cards_table.pending(self.db, _project_filter(project), limit)
+
+    def review(self, ref: str, decision: str, **options: Any) -> Written:
+        """accept (kind, summary, title) or reject (why) a pending card."""
+        from . import review
+
+        if decision not in ("accept", "reject"):
+            raise InvalidInput(f"unknown decision {decision!r}; use accept or reject")
+        return getattr(review, decision)(self, ref, **options)
+
+    def feedback(self, ref: str, verdict: str) -> Written:
+        from .review import feedback
+
+        return feedback(self, ref, verdict)
+
+    def evidence(self, ref: str) -> list[Turn]:
+        from .review import evidence
+
+        return evidence(self, ref)
+
+    def rehydrate(self, **window: Any) -> list[Turn]:
+        from .review import rehydrate
+
+        return rehydrate(self, **window)
 
     # --- files and index ------------------------------------------------------------------
 

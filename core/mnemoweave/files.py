@@ -48,6 +48,7 @@ def import_path(engine: Engine, path: Path) -> dict[str, int]:
                     importance=importance,
                     title=record.title or None,
                     evidence=record.evidence,
+                    origin="import",
                 )
             )
     counts = {"turns": 0, "memories": 0, "merged": 0, "duplicate": 0, "skipped": 0}

@@ -121,6 +121,7 @@ class Memory(Record):
     superseded_by: str | None = None
     status: str = "active"
     deleted_at: float | None = None
+    origin: str = "user"  # user, import, card (accepted as proposed) or agent (edited)
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,13 @@ feedback weight; turns are raw evidence and do not decay.
 
 from __future__ import annotations
 
+import logging
 import math
 import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from .store.vectors import VectorIndex
 
 MODES = ("hybrid", "lexical", "dense")
+log = logging.getLogger("mnemoweave")
 COLUMNS = {  # what ranking and hits read (not `norm`, the memories' second copy of the body)
     "memories": "id, kind, title, body, project, importance, weight, access_count, last_access,"
     " created, updated, status, lang",
@@ -50,6 +53,45 @@ class DenseChannel:
     @property
     def name(self) -> str:
         return self.embedder.name
+
+
+def channels_for(home: Path, pm: Any, embedders: Sequence[Any]) -> list[DenseChannel]:
+    """A channel (with its vector index under `home`) per embedder; None entries skipped."""
+    from .embed import registered
+    from .store.vectors import VectorIndex
+
+    specs = registered(pm)
+    return [
+        DenseChannel(
+            e,
+            VectorIndex(home / "chroma", e.name),
+            specs[e.name].relevant_cosine if e.name in specs else 1.0,
+        )
+        for e in embedders
+        if e is not None
+    ]
+
+
+def configured_channels(home: Path, config: Config, pm: Any) -> list[DenseChannel]:
+    """The configured models that are built; a missing one is logged and left out."""
+    from .embed import load_embedder
+
+    names = [] if config.embedder == "none" else [config.embedder, config.second_embedder]
+    embedders = []
+    for name in filter(None, names):
+        embedder = load_embedder(name, pm)
+        if embedder is None:
+            log.warning("model %s is not built: run `mnemoweave model build`", name)
+        embedders.append(embedder)
+    return channels_for(home, pm, embedders)
+
+
+def describe(channels: Sequence[DenseChannel], config: Config) -> str:
+    """The retrieval mode in words, for status, doctor and search --explain."""
+    if not channels:
+        why = "disabled" if config.embedder == "none" else "model not built"
+        return f"lexical-only ({why}: {config.embedder})"
+    return "hybrid (bm25 + " + " + ".join(c.name for c in channels) + ")"
 
 
 @dataclass

@@ -54,6 +54,7 @@ class MemoryDraft:
     project: str
     importance: int
     evidence: tuple[str, ...] = ()
+    origin: str = "user"
 
     @property
     def index_text(self) -> str:
@@ -108,6 +109,7 @@ def draft_memory(
     importance: int,
     title: str | None = None,
     evidence: Sequence[str] = (),
+    origin: str = "user",
 ) -> MemoryDraft | None:
     """A checked, cleaned memory; None when only private content remains."""
     check_kind(kind)
@@ -125,6 +127,7 @@ def draft_memory(
         project=project_name(project),
         importance=importance,
         evidence=tuple(evidence),
+        origin=origin,
     )
 
 
@@ -250,6 +253,7 @@ class Writer:
             importance=draft.importance,
             now=now,
             evidence=draft.evidence,
+            origin=draft.origin,
         )
         ref = f"m_{mid}"
         audit.record(

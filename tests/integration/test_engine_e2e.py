@@ -24,11 +24,11 @@ def test_a_bilingual_session_preference_reaches_the_next_session(real_engine):
     cards = real_engine.db.execute("SELECT suggested_kind, evidence FROM cards").fetchall()
     assert ("pref", '["t_1"]') in [tuple(c) for c in cards]
     assert real_engine.capsule("s1")["goal"]["ref"] == "t_3"  # the mission
-    # the agent accepts the preference card (review flow): it becomes a memory
-    card = real_engine.db.execute(
-        "SELECT summary FROM cards WHERE suggested_kind = 'pref'"
-    ).fetchone()
-    real_engine.remember(card[0], kind="pref", project="uploader", evidence=["t_1"])
+    # the agent reviews: accepts the preference card, which becomes a memory with evidence
+    (pref,) = [card for card in real_engine.pending() if card.evidence == ("t_1",)]
+    assert pref.suggested_kind == "pref"
+    memory = real_engine.get(real_engine.review(pref.id, "accept").id)
+    assert memory.evidence == ("t_1",) and memory.project == "uploader"
     real_engine.handle(SessionEvent("start", "s2", host="claude-code", project="uploader"))
     woven = real_engine.weave("给 upload 函数加注释", session="s2", project="uploader")
     assert "以后代码注释都用英文" in woven.text

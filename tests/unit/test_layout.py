@@ -4,7 +4,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).parents[2] / "core" / "mnemoweave"
-OUTER = {"cli", "daemon", "adapters", "mcp_server", "demo"}  # entry points, not core
+OUTER = {"cli", "cli_review", "daemon", "adapters", "mcp_server", "demo"}  # entry points, not core
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -75,3 +75,33 @@ def delete_citing(db: sqlite3.Connection, ref: str) -> list[int]:
     ]
     db.executemany("DELETE FROM cards WHERE id = ?", [(i,) for i in ids])
     return ids
+
+
+def get(db: sqlite3.Connection, cid: int) -> sqlite3.Row | None:
+    return db.execute("SELECT * FROM cards WHERE id = ?", (cid,)).fetchone()
+
+
+def pending(db: sqlite3.Connection, projects: Sequence[str] | None, limit: int) -> list[Card]:
+    where, params = "", []
+    if projects is not None:
+        where = f" AND project IN ({','.join('?' * len(projects))})"
+        params = list(projects)
+    rows = db.execute(
+        f"SELECT * FROM cards WHERE status = 'pending'{where} ORDER BY id LIMIT ?",
+        [*params, limit],
+    )
+    return [from_row(row) for row in rows]
+
+
+def decide(
+    db: sqlite3.Connection,
+    cid: int,
+    status: str,
+    now: float,
+    memory_id: int | None = None,
+    why: str | None = None,
+) -> None:
+    db.execute(
+        "UPDATE cards SET status = ?, decided = ?, memory_id = ?, why = ? WHERE id = ?",
+        (status, now, memory_id, why, cid),
+    )

@@ -34,6 +34,7 @@ def from_row(row: sqlite3.Row) -> Memory:
         superseded_by=_ref("m", row["superseded_by"]),
         status=row["status"],
         deleted_at=row["deleted_at"],
+        origin=row["origin"],
     )
 
 
@@ -66,10 +67,11 @@ def insert(
     importance: int,
     now: float,
     evidence: Sequence[str] = (),
+    origin: str = "user",
 ) -> int:
     cur = db.execute(
         "INSERT INTO memories (kind, title, body, norm, tags, project, importance, created,"
-        " updated, evidence, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " updated, evidence, lang, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             kind,
             title,
@@ -82,6 +84,7 @@ def insert(
             now,
             json.dumps(list(evidence)),
             language(body),
+            origin,
         ),
     )
     mid = int(cur.lastrowid)
@@ -108,6 +111,10 @@ def touch(db: sqlite3.Connection, ids: Sequence[int], now: float) -> None:
         "UPDATE memories SET access_count = access_count + 1, last_access = ? WHERE id = ?",
         [(now, mid) for mid in ids],
     )
+
+
+def set_weight(db: sqlite3.Connection, mid: int, weight: float, now: float) -> None:
+    db.execute("UPDATE memories SET weight = ?, updated = ? WHERE id = ?", (weight, now, mid))
 
 
 def set_status(db: sqlite3.Connection, mid: int, status: str, deleted_at: float | None) -> None:

@@ -149,7 +149,17 @@ def m003_nudge_index(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [m001_create_tables, m002_language_column, m003_nudge_index]
+def m004_memory_origin(db: sqlite3.Connection) -> None:
+    """Where a memory's text came from: user, import, card (as proposed) or agent (edited)."""
+    db.execute("ALTER TABLE memories ADD COLUMN origin TEXT NOT NULL DEFAULT 'user'")
+
+
+MIGRATIONS: list[Migration] = [
+    m001_create_tables,
+    m002_language_column,
+    m003_nudge_index,
+    m004_memory_origin,
+]
 
 
 def applied(db: sqlite3.Connection) -> list[str]:

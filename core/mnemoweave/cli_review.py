@@ -1,0 +1,111 @@
+"""CLI commands of the review loop: pending, review, feedback, rehydrate."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import click
+
+from .cli import _emit, _engine, _one_line, _report, cli, json_option, kind_option
+from .errors import InvalidInput
+from .transfer import parse_time
+
+
+@cli.command()
+@click.option("--project", "-p", help="Only this project and global cards.")
+@click.option("-n", "n", type=int, default=50, show_default=True, help="How many.")
+@json_option
+def pending(project: str | None, n: int, as_json: bool) -> None:
+    """Candidate cards awaiting review (accept, edit or reject them with `review`)."""
+    with _engine() as engine:
+        cards = engine.pending(project, n)
+    if as_json:
+        _emit({"cards": [card.to_dict() for card in cards]})
+        return
+    if not cards:
+        click.echo("no cards await review")
+    for card in cards:
+        evidence = ", ".join(card.evidence)
+        click.echo(
+            f"{card.id}  [{card.suggested_kind} {card.confidence:.2f}] "
+            f"{_one_line(card.summary)}  (evidence {evidence})"
+        )
+
+
+@cli.command()
+@click.argument("ref", metavar="ID")
+@click.argument("decision", type=click.Choice(["accept", "reject"]))
+@kind_option
+@click.option("--summary", help="accept: the memory's text, edited by the agent.")
+@click.option("--title", help="accept: a short title.")
+@click.option("--why", default="", help="reject: the reason, kept with the card.")
+@json_option
+def review(
+    ref: str,
+    decision: str,
+    kind: str | None,
+    summary: str | None,
+    title: str | None,
+    why: str,
+    as_json: bool,
+) -> None:
+    """Accept a pending card (it becomes a memory with its evidence) or reject it."""
+    if decision == "accept":
+        if why:
+            raise InvalidInput("--why goes with reject")
+        options = {"kind": kind, "summary": summary, "title": title}
+    else:
+        if kind or summary or title:
+            raise InvalidInput("--kind, --summary and --title go with accept")
+        options = {"why": why}
+    with _engine() as engine:
+        result = engine.review(ref, decision, **options)
+    if as_json:
+        _emit(result.to_dict())
+    else:
+        _report(result)
+
+
+@cli.command()
+@click.argument("ref", metavar="ID")
+@click.argument("verdict", type=click.Choice(["useful", "wrong", "outdated"]))
+def feedback(ref: str, verdict: str) -> None:
+    """Tell how a memory served: useful / wrong move its weight, outdated retires it."""
+    with _engine() as engine:
+        _report(engine.feedback(ref, verdict))
+
+
+def _when(value: str | None, name: str) -> float | None:
+    return None if value is None else parse_time(value, name)
+
+
+@cli.command()
+@click.option("--session", "-s", help="The session whose turns to return.")
+@click.option("--from", "start", help="From this time (ISO 8601 or epoch seconds).")
+@click.option("--to", "end", help="Up to this time (ISO 8601 or epoch seconds).")
+@click.option("--match", help="Only turns with these words.")
+@click.option("-n", "n", type=int, default=50, show_default=True, help="How many.")
+@json_option
+def rehydrate(
+    session: str | None,
+    start: str | None,
+    end: str | None,
+    match: str | None,
+    n: int,
+    as_json: bool,
+) -> None:
+    """The exact raw turns of a session or time window, or those matching words."""
+    with _engine() as engine:
+        turns = engine.rehydrate(
+            session=session,
+            start=_when(start, "--from"),
+            end=_when(end, "--to"),
+            match=match,
+            limit=n,
+        )
+    if as_json:
+        _emit({"turns": [turn.to_dict() for turn in turns]})
+        return
+    for turn in turns:
+        when = datetime.fromtimestamp(turn.ts).isoformat(timespec="seconds")
+        click.echo(f"{turn.id}  {when}  {turn.session}  {turn.role}: {_one_line(turn.text)}")

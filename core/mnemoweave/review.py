@@ -1,0 +1,173 @@
+"""The agent's side of the learning loop: review cards, give feedback, read the evidence.
+
+Accepting a card promotes it to a memory that keeps the card's evidence (turn ids); an
+edited summary is recorded as the agent's text (origin "agent"), an unedited one as the
+card's ("card"). A rejected card stays, with the reason, so it is not proposed again.
+Feedback moves a memory's weight within bounds, or marks it outdated (superseded).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from .errors import InvalidInput, NotFound
+from .model import Card, Turn, check_kind, parse_id
+from .store import audit
+from .store import cards as cards_table
+from .store import memories as memories_table
+from .store import turns as turns_table
+from .store.db import transaction
+from .writes import Written, draft_memory
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+VERDICTS = ("useful", "wrong", "outdated")
+WEIGHT_BOUNDS = (0.25, 2.0)
+WEIGHT_STEP = {"useful": 1.25, "wrong": 0.5}
+
+
+def _pending_card(engine: Engine, ref: str) -> Card:
+    table, rowid = parse_id(ref)
+    if table != "card":
+        raise InvalidInput(f"{ref} is a {table}; only cards (c_N) are reviewed")
+    row = cards_table.get(engine.db, rowid)
+    if row is None:
+        raise NotFound(f"no card with id {ref}")
+    card = cards_table.from_row(row)
+    if card.status != "pending":
+        raise InvalidInput(f"{ref} was already {card.status}")
+    return card
+
+
+def accept(
+    engine: Engine,
+    ref: str,
+    *,
+    kind: str | None = None,
+    summary: str | None = None,
+    title: str | None = None,
+    actor: str = "agent",
+) -> Written:
+    """Promote a pending card to a memory (with its evidence); returns the memory write."""
+    card = _pending_card(engine, ref)
+    kind = check_kind(kind if kind else card.suggested_kind)
+    edited = summary is not None and summary.strip() != card.summary.strip()
+    draft = draft_memory(
+        summary if edited else card.summary,
+        kind=kind,
+        project=card.project,
+        tags=(),
+        importance=engine.config.default_importance,
+        title=title,
+        evidence=card.evidence,
+        origin="agent" if edited else "card",
+    )
+    if draft is None:
+        raise InvalidInput("the summary holds only private content: nothing to remember")
+    written = engine._writer().memories([draft], actor)[0]
+    with transaction(engine.db) as db:
+        cards_table.decide(db, int(ref[2:]), "accepted", time.time(), int(written.id[2:]))
+        audit.record(
+            db,
+            "accept",
+            ref,
+            {"status": "pending"},
+            {"status": "accepted", "memory": written.id, "edited": edited},
+            actor,
+        )
+    return written
+
+
+def reject(engine: Engine, ref: str, *, why: str = "", actor: str = "agent") -> Written:
+    """Decline a pending card; the decision (and why) is kept."""
+    _pending_card(engine, ref)
+    with transaction(engine.db) as db:
+        cards_table.decide(db, int(ref[2:]), "rejected", time.time(), why=why.strip() or None)
+        audit.record(
+            db, "reject", ref, {"status": "pending"}, {"status": "rejected", "why": why}, actor
+        )
+    return Written("rejected", ref)
+
+
+def feedback(engine: Engine, ref: str, verdict: str, *, actor: str = "agent") -> Written:
+    """useful / wrong scale the memory's ranking weight (bounded); outdated retires it."""
+    if verdict not in VERDICTS:
+        raise InvalidInput(f"unknown feedback {verdict!r}; use one of: {', '.join(VERDICTS)}")
+    table, rowid = parse_id(ref)
+    if table != "memory":
+        raise InvalidInput(f"{ref} is a {table}; feedback is for memories (m_N)")
+    with transaction(engine.db) as db:
+        row = memories_table.get(db, rowid)
+        if row is None:
+            raise NotFound(f"no memory with id {ref}")
+        if verdict == "outdated":
+            memories_table.set_status(db, rowid, "superseded", None)
+            audit.record(
+                db,
+                "feedback",
+                ref,
+                {"status": row["status"]},
+                {"status": "superseded", "verdict": verdict},
+                actor,
+            )
+            return Written("superseded", ref)
+        low, high = WEIGHT_BOUNDS
+        weight = min(high, max(low, row["weight"] * WEIGHT_STEP[verdict]))
+        memories_table.set_weight(db, rowid, weight, time.time())
+        audit.record(
+            db,
+            "feedback",
+            ref,
+            {"weight": row["weight"]},
+            {"weight": weight, "verdict": verdict},
+            actor,
+        )
+    return Written("weighted", ref, reason=f"weight {row['weight']:.2f} -> {weight:.2f}")
+
+
+def evidence(engine: Engine, ref: str) -> list[Turn]:
+    """The raw turns behind a memory or a card, in session order."""
+    record = engine.get(ref)
+    refs = getattr(record, "evidence", None)
+    if refs is None:
+        raise InvalidInput(f"{ref} is a turn: it is its own evidence")
+    turns = [turns_table.get(engine.db, int(r[2:])) for r in refs if r.startswith("t_")]
+    return [turns_table.from_row(row) for row in turns if row is not None]
+
+
+def rehydrate(
+    engine: Engine,
+    *,
+    session: str | None = None,
+    start: float | None = None,
+    end: float | None = None,
+    match: str | None = None,
+    limit: int = 50,
+) -> list[Turn]:
+    """Raw turns by session and time window, or by keyword (full-text), oldest first."""
+    if not (session or match):
+        raise InvalidInput("give a session (--session) or words to match (--match)")
+    if limit < 1:
+        raise InvalidInput(f"the limit must be at least 1, got {limit}")
+    clauses, params = [], []
+    if session:
+        clauses.append("session_id = ?")
+        params.append(session)
+    if start is not None:
+        clauses.append("ts >= ?")
+        params.append(start)
+    if end is not None:
+        clauses.append("ts <= ?")
+        params.append(end)
+    if match:
+        hits = engine.search(match, k=limit, source="turns", mode="lexical", touch=False)
+        ids = [int(hit.id[2:]) for hit in hits] or [0]
+        clauses.append(f"id IN ({','.join('?' * len(ids))})")
+        params.extend(ids)
+    rows = engine.db.execute(
+        f"SELECT * FROM turns WHERE {' AND '.join(clauses)} ORDER BY ts, seq LIMIT ?",
+        [*params, limit],
+    )
+    return [turns_table.from_row(row) for row in rows]

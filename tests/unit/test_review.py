@@ -1,0 +1,118 @@
+"""The review loop: pending cards, accept (as is or edited), reject, feedback, evidence."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from mnemoweave.cli import cli
+from mnemoweave.errors import InvalidInput, NotFound
+
+
+@pytest.fixture
+def session(engine):
+    engine.ingest("s1", "user", "以后代码注释都用英文，commit message 也用英文。", project="up")
+    engine.ingest("s1", "assistant", "好的。", project="up")
+    engine.ingest(
+        "s1",
+        "user",
+        "The upload hang was caused by httpx having no timeout; setting it to 10 seconds fixed it.",
+        project="up",
+    )
+    return engine
+
+
+def test_non_chat_turns_await_review_with_their_evidence(session):
+    cards = session.pending()
+    assert [(c.suggested_kind, c.evidence) for c in cards] == [
+        ("pref", ("t_1",)),
+        ("conclusion", ("t_3",)),
+    ]
+    assert session.pending("other") == []  # another project's cards are not shown
+
+
+def test_accept_promotes_a_card_keeping_its_evidence(session):
+    written = session.review("c_1", "accept")
+    memory = session.get(written.id)
+    assert (memory.kind, memory.evidence, memory.origin) == ("pref", ("t_1",), "card")
+    assert memory.body == session.get("t_1").text
+    card = session.get("c_1")
+    assert (card.status, card.memory_id) == ("accepted", written.id)
+    assert [t.id for t in session.evidence(written.id)] == ["t_1"]
+    assert [c.id for c in session.pending()] == ["c_2"]
+    with pytest.raises(InvalidInput, match="already accepted"):
+        session.review("c_1", "accept")
+
+
+def test_an_edited_summary_is_the_agents_text(session):
+    written = session.review(
+        "c_2",
+        "accept",
+        summary="httpx needs a timeout (10 s) for uploads",
+        kind="conclusion",
+        title="httpx timeout",
+    )
+    memory = session.get(written.id)
+    assert (memory.origin, memory.title, memory.evidence) == ("agent", "httpx timeout", ("t_3",))
+
+
+def test_reject_is_remembered_with_its_reason(session):
+    assert session.review("c_2", "reject", why="too specific").action == "rejected"
+    row = session.db.execute("SELECT status, why FROM cards WHERE id = 2").fetchone()
+    assert tuple(row) == ("rejected", "too specific")
+    assert session.status()["counts"]["memories"] == 0
+
+
+def test_pending_cards_are_counted_in_the_nudge_never_woven_as_knowledge(session):
+    woven = session.weave("httpx timeout upload hang", project="up")
+    assert woven.knowledge == ()
+    assert "2 cards await review" in woven.text
+
+
+def test_feedback_moves_weight_within_bounds_and_outdated_retires(engine):
+    ref = engine.remember("Deploy with make deploy").id
+    for _ in range(10):
+        engine.feedback(ref, "useful")
+    assert engine.get(ref).weight == 2.0
+    for _ in range(10):
+        engine.feedback(ref, "wrong")
+    assert engine.get(ref).weight == 0.25
+    assert engine.feedback(ref, "outdated").action == "superseded"
+    assert engine.search("deploy") == []
+    actions = [r[0] for r in engine.db.execute("SELECT action FROM audit WHERE target = ?", (ref,))]
+    assert actions.count("feedback") == 21
+    with pytest.raises(InvalidInput):
+        engine.feedback(ref, "meh")
+    with pytest.raises(NotFound):
+        engine.feedback("m_99", "useful")
+
+
+def test_rehydrate_by_session_window_and_words(session):
+    assert [t.id for t in session.rehydrate(session="s1")] == ["t_1", "t_2", "t_3"]
+    first = session.get("t_1").ts
+    assert [t.id for t in session.rehydrate(session="s1", end=first)] == ["t_1"]
+    assert [t.id for t in session.rehydrate(match="httpx timeout")] == ["t_3"]
+    with pytest.raises(InvalidInput):
+        session.rehydrate()
+
+
+def test_review_through_the_cli(session, mnemoweave_home):
+    runner = CliRunner()
+
+    def run(*args):
+        result = runner.invoke(cli, list(args), catch_exceptions=False)
+        return result
+
+    cards = json.loads(run("pending", "--json").stdout)["cards"]
+    assert [c["id"] for c in cards] == ["c_1", "c_2"]
+    accepted = json.loads(run("review", "c_1", "accept", "--json").stdout)
+    assert accepted["action"] == "new"
+    got = json.loads(run("get", accepted["id"], "--evidence", "--json").stdout)
+    assert [t["id"] for t in got["evidence_turns"]] == ["t_1"]
+    assert run("review", "c_2", "reject", "--why", "noise").stdout.startswith("rejected c_2")
+    assert run("review", "c_2", "accept").exit_code == 2  # already decided
+    assert run("review", "c_1", "reject", "--kind", "pref").exit_code == 2
+    assert run("feedback", accepted["id"], "useful").exit_code == 0
+    lines = run("rehydrate", "--session", "s1").stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["t_1", "t_2", "t_3"]
+    assert run("rehydrate").exit_code == 2
