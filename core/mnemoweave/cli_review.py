@@ -1,4 +1,4 @@
-"""CLI commands of the review loop: pending, review, feedback, rehydrate."""
+"""CLI commands of the review loop: pending, review, supersede, feedback, rehydrate."""
 
 from __future__ import annotations
 
@@ -73,6 +73,15 @@ def feedback(ref: str, verdict: str) -> None:
     """Tell how a memory served: useful / wrong move its weight, outdated retires it."""
     with _engine() as engine:
         _report(engine.feedback(ref, verdict))
+
+
+@cli.command()
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+def supersede(old: str, new: str) -> None:
+    """NEW replaces OLD: OLD is kept for audit but no longer surfaces."""
+    with _engine() as engine:
+        _report(engine.supersede(old, new))
 
 
 def _when(value: str | None, name: str) -> float | None:

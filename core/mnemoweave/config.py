@@ -65,6 +65,8 @@ class Config:
     """Share of a memory's score that never decays."""
     dedup_threshold: float = 0.9
     """Cosine at or above which a new memory counts as a near-duplicate of an existing one."""
+    supersede_threshold: float = 0.75
+    """Cosine at or above which an accepted memory is flagged as maybe replacing another."""
     dedup_action: str = "merge"
     """What a near-duplicate does: merge (into the existing memory) or skip (store nothing)."""
 

@@ -32,6 +32,7 @@ from .writes import (
     Written,
     draft_memory,
     draft_turn,
+    forget_turn_copies,
     project_name,
 )
 
@@ -233,7 +234,7 @@ class Engine:
             if module.get(db, rowid) is None:
                 raise NotFound(f"no {table} with id {ref}")
             if table == "turn":
-                self._forget_turn_copies(db, ref, module.get(db, rowid)["session_id"])
+                forget_turn_copies(db, ref, module.get(db, rowid)["session_id"])
             module.delete(db, rowid)
             fts.compact(db, name)
             audit.scrub(db, ref)
@@ -243,16 +244,6 @@ class Engine:
             channel.index.delete(name, [ref])
         return Written("purged", ref)
 
-    @staticmethod
-    def _forget_turn_copies(db: sqlite3.Connection, ref: str, session: str) -> None:
-        """A purged turn's text also lives in the cards it is evidence of and in the capsule."""
-        from . import capsule
-
-        for card in cards_table.delete_citing(db, ref):
-            audit.scrub(db, f"c_{card}")
-        recap = capsule.load(turns_table.capsule(db, session))
-        turns_table.set_capsule(db, session, capsule.dump(capsule.without(recap, ref)))
-
     def purge_expired(self, now: float | None = None) -> list[str]:
         """Purge memories that have been in the trash longer than `trash_days`."""
         cutoff = (now or time.time()) - self.config.trash_days * 86400
@@ -260,8 +251,6 @@ class Engine:
         for ref in refs:
             self.purge(ref, actor="trash")
         return refs
-
-    # --- turns ----------------------------------------------------------------------------
 
     # --- events from hosts ------------------------------------------------------------------
 
@@ -450,6 +439,12 @@ class Engine:
         if decision not in ("accept", "reject"):
             raise InvalidInput(f"unknown decision {decision!r}; use accept or reject")
         return getattr(review, decision)(self, ref, **options)
+
+    def supersede(self, old: str, new: str) -> Written:
+        """`new` replaces `old` (kept for audit, no longer surfacing)."""
+        from .review import supersede
+
+        return supersede(self, old, new)
 
     def feedback(self, ref: str, verdict: str) -> Written:
         from .review import feedback

@@ -77,7 +77,66 @@ def accept(
             {"status": "accepted", "memory": written.id, "edited": edited},
             actor,
         )
+    rivals = same_subject(engine, written.id)
+    if rivals:
+        reason = "may replace " + ", ".join(rivals) + f" (supersede OLD {written.id})"
+        return Written(written.action, written.id, reason=reason)
     return written
+
+
+def same_subject(engine: Engine, ref: str) -> list[str]:
+    """Active memories of the same project and kind close enough to be about the same
+    subject ("prefers tabs" / "prefers spaces"): candidates for supersession, never merged
+    or deleted here."""
+    if not engine.channels:
+        return []
+    memory = engine.get(ref)
+    channel = engine.channels[0]
+    vector = channel.index.vector("memories", ref)
+    if vector is None:
+        return []
+    rivals = []
+    for other, cosine in channel.index.query("memories", vector, 10):
+        if other == ref or cosine < engine.config.supersede_threshold:
+            continue
+        row = memories_table.get(engine.db, int(other[2:]))
+        if (
+            row is not None
+            and row["status"] == "active"
+            and row["kind"] == memory.kind
+            and row["project"] == memory.project
+        ):
+            rivals.append(other)
+    return rivals
+
+
+def supersede(engine: Engine, old: str, new: str, *, actor: str = "agent") -> Written:
+    """`new` replaces `old`: old keeps its text for audit, gets superseded_by, stops surfacing."""
+    if old == new:
+        raise InvalidInput("a memory cannot supersede itself")
+    ids = []
+    for ref in (old, new):
+        table, rowid = parse_id(ref)
+        if table != "memory":
+            raise InvalidInput(f"{ref} is a {table}; only memories supersede each other")
+        ids.append(rowid)
+    with transaction(engine.db) as db:
+        for ref, rowid in zip((old, new), ids, strict=True):
+            row = memories_table.get(db, rowid)
+            if row is None:
+                raise NotFound(f"no memory with id {ref}")
+            if row["status"] != "active":
+                raise InvalidInput(f"{ref} is {row['status']}, not active")
+        memories_table.supersede(db, ids[0], ids[1], time.time())
+        audit.record(
+            db,
+            "supersede",
+            old,
+            {"status": "active"},
+            {"status": "superseded", "superseded_by": new},
+            actor,
+        )
+    return Written("superseded", old, reason=f"by {new}")
 
 
 def reject(engine: Engine, ref: str, *, why: str = "", actor: str = "agent") -> Written:

@@ -85,6 +85,14 @@ def is_near_duplicate(a: str, b: str, cosine: float, threshold: float) -> bool:
     return cosine >= threshold and not same_words_reordered(a, b)
 
 
+def forget_turn_copies(db: sqlite3.Connection, ref: str, session: str) -> None:
+    """A purged turn's text also lives in the cards it is evidence of and in the capsule."""
+    for card in cards_table.delete_citing(db, ref):
+        audit.scrub(db, f"c_{card}")
+    recap = capsule.load(turns_table.capsule(db, session))
+    turns_table.set_capsule(db, session, capsule.dump(capsule.without(recap, ref)))
+
+
 def project_name(value: str | None) -> str:
     return " ".join((value or "").split())
 

@@ -27,6 +27,8 @@ CONCEPTS = {
     "部署": 6,
     "code": 7,
     "代码": 7,
+    "indent": 4,
+    "spaces": 8,
 }
 
 
@@ -207,3 +209,19 @@ def test_a_second_model_carries_the_crosslingual_candidates(mnemoweave_home):
         assert {c.name for c in engine.channels} == {"hash-fake", "concepts"}
         assert all(c.index.ids("memories") == {zh, en} for c in engine.channels)
         assert all(c.ok for c in engine.doctor())
+
+
+def test_accepting_a_close_memory_proposes_supersession_and_supersede_retires_the_old(hybrid):
+    old = hybrid.remember("Use tabs in Makefiles", kind="pref").id
+    hybrid.ingest("s1", "user", "From now on, indent makefiles with spaces, not tabs.")
+    (card,) = [c for c in hybrid.pending() if c.suggested_kind == "pref"]
+    accepted = hybrid.review(card.id, "accept")
+    assert accepted.action == "new" and old in accepted.reason  # proposed, nothing changed yet
+    assert hybrid.get(old).status == "active"
+    hybrid.supersede(old, accepted.id)
+    retired, new = hybrid.get(old), hybrid.get(accepted.id)
+    assert (retired.status, retired.superseded_by, new.supersedes) == (
+        "superseded", accepted.id, old)
+    assert retired.body == "Use tabs in Makefiles"  # kept for audit, never deleted
+    assert [h.id for h in hybrid.search("tabs makefile")] == [accepted.id]
+    assert f"({old}" not in hybrid.weave("makefile tabs").text

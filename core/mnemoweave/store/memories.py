@@ -117,6 +117,14 @@ def set_weight(db: sqlite3.Connection, mid: int, weight: float, now: float) -> N
     db.execute("UPDATE memories SET weight = ?, updated = ? WHERE id = ?", (weight, now, mid))
 
 
+def supersede(db: sqlite3.Connection, old: int, new: int, now: float) -> None:
+    db.execute(
+        "UPDATE memories SET status = 'superseded', superseded_by = ?, updated = ? WHERE id = ?",
+        (new, now, old),
+    )
+    db.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (old, new))
+
+
 def set_status(db: sqlite3.Connection, mid: int, status: str, deleted_at: float | None) -> None:
     db.execute(
         "UPDATE memories SET status = ?, deleted_at = ? WHERE id = ?", (status, deleted_at, mid)
