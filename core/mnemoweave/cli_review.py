@@ -1,4 +1,4 @@
-"""CLI commands of the review loop: pending, review, supersede, feedback, rehydrate."""
+"""CLI commands of the learning loop: pending, review, supersede, feedback, rehydrate, skill."""
 
 from __future__ import annotations
 
@@ -118,3 +118,87 @@ def rehydrate(
     for turn in turns:
         when = datetime.fromtimestamp(turn.ts).isoformat(timespec="seconds")
         click.echo(f"{turn.id}  {when}  {turn.session}  {turn.role}: {_one_line(turn.text)}")
+
+
+@cli.group()
+def skill() -> None:
+    """Procedures saved on purpose: teach, check, load, list."""
+
+
+@skill.command("teach")
+@click.argument("name")
+@click.option("--summary", default="", help="One line: what the skill does.")
+@click.option("--trigger", "triggers", multiple=True, help="When it applies (repeatable).")
+@click.option("--step", "steps", multiple=True, help="One step (repeatable, in order).")
+@click.option("--source-url", "urls", multiple=True, help="Where it comes from (at least one).")
+@json_option
+def skill_teach(
+    name: str,
+    summary: str,
+    triggers: tuple[str, ...],
+    steps: tuple[str, ...],
+    urls: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Save or update the skill NAME (every missing piece is reported at once)."""
+    from . import skills
+
+    with _engine() as engine:
+        taught = skills.teach(
+            engine, name, summary=summary, triggers=triggers, steps=steps, source_urls=urls
+        )
+    if as_json:
+        _emit(taught.to_dict())
+    else:
+        click.echo(f"taught {taught.name}: {taught.summary}")
+
+
+@skill.command("check")
+@click.argument("query")
+@json_option
+def skill_check(query: str, as_json: bool) -> None:
+    """Is a task known, partly known or unknown? With the best matching skill."""
+    from . import skills
+
+    with _engine() as engine:
+        result = skills.check(engine, query)
+    if as_json:
+        _emit(result)
+    else:
+        best = result["best"]
+        click.echo(result["verdict"] + (f": {best['name']} — {best['summary']}" if best else ""))
+
+
+@skill.command("load")
+@click.argument("name")
+@json_option
+def skill_load(name: str, as_json: bool) -> None:
+    """The full steps of a skill (counts a use)."""
+    from . import skills
+
+    with _engine() as engine:
+        loaded = skills.load(engine, name)
+    if as_json:
+        _emit(loaded.to_dict())
+        return
+    click.echo(f"{loaded.name}: {loaded.summary}")
+    for number, step in enumerate(loaded.steps, 1):
+        click.echo(f"{number}. {step}")
+    click.echo("sources: " + " ".join(loaded.source_urls))
+
+
+@skill.command("list")
+@json_option
+def skill_list(as_json: bool) -> None:
+    """Every skill, most used first."""
+    from . import skills
+
+    with _engine() as engine:
+        known = skills.listing(engine)
+    if as_json:
+        _emit({"skills": [s.to_dict() for s in known]})
+        return
+    if not known:
+        click.echo("no skills")
+    for s in known:
+        click.echo(f"{s.name:<24} used {s.usage_count:<3} {s.summary}")

@@ -221,7 +221,10 @@ def test_accepting_a_close_memory_proposes_supersession_and_supersede_retires_th
     hybrid.supersede(old, accepted.id)
     retired, new = hybrid.get(old), hybrid.get(accepted.id)
     assert (retired.status, retired.superseded_by, new.supersedes) == (
-        "superseded", accepted.id, old)
+        "superseded",
+        accepted.id,
+        old,
+    )
     assert retired.body == "Use tabs in Makefiles"  # kept for audit, never deleted
     assert [h.id for h in hybrid.search("tabs makefile")] == [accepted.id]
     assert f"({old}" not in hybrid.weave("makefile tabs").text

@@ -1,0 +1,146 @@
+"""Skills: procedures the agent saves on purpose, with their sources.
+
+A skill has a name, a one-line summary (what the weave shows), triggers (when it applies),
+steps (loaded on demand) and at least one source URL. `check` tells whether a task is
+known, partly known or unknown, with the best match.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import InvalidInput, NotFound
+from .store import audit
+from .store.db import transaction
+from .text import clean, stopwords, tokens
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+URL = re.compile(r"^https?://[^\s/$.?#][^\s]*$", re.IGNORECASE)
+KNOWN, PARTIAL = 0.6, 0.3  # share of the query's content words a skill covers
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    summary: str
+    triggers: tuple[str, ...]
+    steps: tuple[str, ...]
+    source_urls: tuple[str, ...]
+    usage_count: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "triggers": list(self.triggers),
+            "steps": list(self.steps),
+            "source_urls": list(self.source_urls),
+            "usage_count": self.usage_count,
+        }
+
+
+def _from_row(row: Any) -> Skill:
+    return Skill(
+        row["name"],
+        row["summary"],
+        tuple(json.loads(row["triggers"])),
+        tuple(json.loads(row["steps"])),
+        tuple(json.loads(row["source_urls"])),
+        row["usage_count"],
+    )
+
+
+def teach(
+    engine: Engine,
+    name: str,
+    *,
+    summary: str,
+    triggers: Sequence[str],
+    steps: Sequence[str],
+    source_urls: Sequence[str],
+) -> Skill:
+    """Save (or update) a skill; every rule it breaks is reported at once."""
+    summary, steps = clean(summary or ""), [clean(step) for step in steps]
+    triggers = [clean(trigger) for trigger in triggers]
+    problems = []
+    if not NAME.match(name or ""):
+        problems.append("name: lowercase letters, digits, '.', '-', '_' (at most 64)")
+    if not summary:
+        problems.append("--summary: a one-line summary is required")
+    if not any(steps):
+        problems.append("--step: at least one step is required")
+    if not source_urls:
+        problems.append("--source-url: at least one source URL is required")
+    problems += [
+        f"--source-url: not an http(s) URL: {u!r}" for u in source_urls if not URL.match(u)
+    ]
+    if problems:
+        raise InvalidInput("skill refused: " + "; ".join(problems))
+    now = time.time()
+    values = (
+        summary.splitlines()[0],
+        json.dumps([t for t in triggers if t], ensure_ascii=False),
+        json.dumps([s for s in steps if s], ensure_ascii=False),
+        json.dumps(list(source_urls)),
+    )
+    with transaction(engine.db) as db:
+        db.execute(
+            "INSERT INTO skills (name, summary, triggers, steps, source_urls, created, updated)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+            " summary = excluded.summary, triggers = excluded.triggers, steps = excluded.steps,"
+            " source_urls = excluded.source_urls, updated = excluded.updated",
+            (name, *values, now, now),
+        )
+        audit.record(db, "teach", f"skill:{name}", after={"summary": values[0]})
+    return get(engine, name)
+
+
+def get(engine: Engine, name: str) -> Skill:
+    row = engine.db.execute("SELECT * FROM skills WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        raise NotFound(f"no skill named {name!r}")
+    return _from_row(row)
+
+
+def load(engine: Engine, name: str) -> Skill:
+    """The full skill, counting the use."""
+    get(engine, name)
+    with transaction(engine.db) as db:
+        db.execute("UPDATE skills SET usage_count = usage_count + 1 WHERE name = ?", (name,))
+    return get(engine, name)
+
+
+def listing(engine: Engine) -> list[Skill]:
+    rows = engine.db.execute("SELECT * FROM skills ORDER BY usage_count DESC, name")
+    return [_from_row(row) for row in rows]
+
+
+def _words(text: str) -> set[str]:
+    return {t for t in tokens(text) if t not in stopwords()}
+
+
+def check(engine: Engine, query: str) -> dict[str, Any]:
+    """known / partial / unknown: how much of the task's words the best skill covers."""
+    if not query.strip():
+        raise InvalidInput("the task to check is empty")
+    wanted = _words(query)
+    best, coverage = None, 0.0
+    for skill in listing(engine):
+        have = _words(" ".join([skill.name.replace("-", " "), skill.summary, *skill.triggers]))
+        share = len(wanted & have) / len(wanted) if wanted else 0.0
+        if share > coverage:
+            best, coverage = skill, share
+    verdict = "known" if coverage >= KNOWN else "partial" if coverage >= PARTIAL else "unknown"
+    return {
+        "verdict": verdict,
+        "coverage": round(coverage, 3),
+        "best": None if best is None or verdict == "unknown" else best.to_dict(),
+    }
