@@ -59,6 +59,7 @@ class Engine:
         self._db: sqlite3.Connection | None = None
         self._channels: list[DenseChannel] | None = None
         self._pm: Any = None
+        self._classifier: Callable[[Turn], Classification] | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -268,14 +269,19 @@ class Engine:
         answer = self.pm.hook.classify_turn(turn=turn)
         if answer is not None:
             return answer
-        registry: dict[str, Callable[[Turn], Classification]] = {}
-        self.pm.hook.register_classifiers(register=registry.__setitem__)
-        if self.config.classifier not in registry:
-            raise InvalidInput(
-                f"unknown classifier {self.config.classifier!r}; registered: "
-                f"{', '.join(sorted(registry))}"
-            )
-        return registry[self.config.classifier](turn)
+        if self._classifier is None:
+            registry: dict[str, Callable[[Turn], Classification]] = {}
+            self.pm.hook.register_classifiers(register=registry.__setitem__)
+            name = self.config.classifier
+            if name not in registry:  # a typo in the config must not cost a turn
+                log.warning(
+                    "unknown classifier %r (registered: %s); using builtin",
+                    name,
+                    ", ".join(sorted(registry)),
+                )
+                name = "builtin"
+            self._classifier = registry[name]
+        return self._classifier(turn)
 
     def _classify_draft(self, draft: TurnDraft) -> Classification:
         return self.classify(

@@ -79,3 +79,12 @@ def test_status_counts_plugin_failures(engine):
     register(engine.pm, Broken(), name="broken")
     assert engine.ingest("s1", "user", "hello there").action == "new"  # the turn is not lost
     assert engine.status()["plugin_failures"] == {"broken.on_turn": 1}
+
+
+def test_an_unknown_configured_classifier_falls_back_and_loses_no_turn(engine, caplog):
+    from dataclasses import replace
+
+    engine.config = replace(engine.config, classifier="nonexistent")
+    assert engine.ingest("s1", "user", "以后代码注释都用英文").action == "new"
+    assert engine.get("t_1").kind == "pref"
+    assert "unknown classifier 'nonexistent'" in caplog.text
