@@ -202,3 +202,31 @@ def skill_list(as_json: bool) -> None:
         click.echo("no skills")
     for s in known:
         click.echo(f"{s.name:<24} used {s.usage_count:<3} {s.summary}")
+
+
+@cli.command()
+@json_option
+def hygiene(as_json: bool) -> None:
+    """What could be tidied (near-duplicates, stale memories, index drift); changes nothing."""
+    from . import hygiene as tidy
+
+    with _engine() as engine:
+        found = tidy.report(engine)
+    if as_json:
+        _emit(found)
+        return
+    for pair in found["near_duplicates"]:
+        click.echo(f"near-duplicate  {pair['a']} ~ {pair['b']} (cosine {pair['cosine']})")
+    for memory in found["stale"]:
+        click.echo(
+            f"stale           {memory['id']} (importance {memory['importance']}, "
+            f"strength {memory['strength']}) {_one_line(memory['text'], 60)}"
+        )
+    for name, drift in found["index"].items():
+        if drift["not_indexed"] or drift["stale_entries"]:
+            click.echo(
+                f"index drift     {name}: {drift['not_indexed']} rows not indexed, "
+                f"{drift['stale_entries']} stale entries (mnemoweave doctor --repair)"
+            )
+    if not found["near_duplicates"] and not found["stale"]:
+        click.echo("nothing to tidy")

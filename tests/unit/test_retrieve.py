@@ -228,3 +228,30 @@ def test_accepting_a_close_memory_proposes_supersession_and_supersede_retires_th
     assert retired.body == "Use tabs in Makefiles"  # kept for audit, never deleted
     assert [h.id for h in hybrid.search("tabs makefile")] == [accepted.id]
     assert f"({old}" not in hybrid.weave("makefile tabs").text
+
+
+def test_hygiene_reports_and_changes_nothing(hybrid):
+    from mnemoweave import hygiene
+
+    a = hybrid.remember("Use tabs in Makefiles", kind="pref").id
+    hybrid.config = replace_config(hybrid.config, dedup_action="skip", dedup_threshold=1.01)
+    b = hybrid.remember("makefiles need tabs", kind="pref").id  # stored: threshold above 1
+    old = hybrid.remember("trivia about the deploy", kind="fact", importance=1).id
+    hybrid.db.execute(
+        "UPDATE memories SET updated = updated - 400 * 86400 WHERE id = ?", (int(old[2:]),)
+    )
+    hybrid.index.delete("memories", [old])
+    before = hybrid.db.execute("SELECT count(*), sum(weight) FROM memories").fetchone()
+    hybrid.config = replace_config(hybrid.config, dedup_threshold=0.9)
+    found = hygiene.report(hybrid)
+    assert [(p["a"], p["b"]) for p in found["near_duplicates"]] == [(a, b)]
+    assert [s["id"] for s in found["stale"]] == [old]
+    assert found["index"]["concepts.memories"] == {"not_indexed": 1, "stale_entries": 0}
+    after = hybrid.db.execute("SELECT count(*), sum(weight) FROM memories").fetchone()
+    assert tuple(before) == tuple(after) and hybrid.index.ids("memories") == {a, b}
+
+
+def replace_config(config, **changes):
+    from dataclasses import replace
+
+    return replace(config, **changes)

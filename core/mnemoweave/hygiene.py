@@ -1,0 +1,85 @@
+"""The hygiene report: what could be tidied, found without changing anything.
+
+Near-duplicate pairs (active memories of one project and kind whose main-model cosine is
+at least `dedup_threshold`), stale memories (importance 2 or less whose decay strength has
+fallen under `STALE_STRENGTH`), and index entries that no longer match SQLite.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from . import indexing
+from .retrieve import decay_factor
+from .store import fts
+from .writes import is_near_duplicate
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+STALE_STRENGTH = 0.1  # decay strength (0..1) under which a low-importance memory is stale
+NEIGHBOURS = 5
+
+
+def _near_duplicates(engine: Engine) -> list[dict[str, Any]]:
+    if not engine.channels:
+        return []
+    channel = engine.channels[0]
+    threshold = engine.config.dedup_threshold
+    rows = {
+        f"m_{r['id']}": r
+        for r in engine.db.execute(
+            "SELECT id, kind, project, body FROM memories WHERE status = 'active'"
+        )
+    }
+    pairs = {}
+    for ref, row in rows.items():
+        vector = channel.index.vector("memories", ref)
+        if vector is None:
+            continue
+        for other, cosine in channel.index.query("memories", vector, NEIGHBOURS + 1):
+            peer = rows.get(other)
+            if (
+                other != ref
+                and peer is not None
+                and (peer["kind"], peer["project"]) == (row["kind"], row["project"])
+                and is_near_duplicate(row["body"], peer["body"], cosine, threshold)
+            ):
+                pairs[tuple(sorted((ref, other)))] = round(cosine, 4)
+    return [{"a": a, "b": b, "cosine": c} for (a, b), c in sorted(pairs.items())]
+
+
+def _stale(engine: Engine, now: float) -> list[dict[str, Any]]:
+    floor = engine.config.decay_floor
+    out = []
+    for row in engine.db.execute(
+        "SELECT * FROM memories WHERE status = 'active' AND importance <= 2 ORDER BY id"
+    ):
+        strength = (decay_factor(row, engine.config, now) - floor) / (1 - floor) if floor < 1 else 1
+        if strength < STALE_STRENGTH:
+            out.append(
+                {
+                    "id": f"m_{row['id']}",
+                    "importance": row["importance"],
+                    "strength": round(strength, 3),
+                    "text": row["body"][:120],
+                }
+            )
+    return out
+
+
+def report(engine: Engine, now: float | None = None) -> dict[str, Any]:
+    """Everything hygiene would suggest; read-only."""
+    orphans: dict[str, Any] = {}
+    for table in ("memories", "turns"):
+        missing, extra = fts.missing_and_extra(engine.db, table)
+        orphans[f"fts.{table}"] = {"not_indexed": missing, "stale_entries": extra}
+    if engine.channels:
+        for (model, table), (missing, extra) in indexing.drift(engine).items():
+            orphans[f"{model}.{table}"] = {"not_indexed": missing, "stale_entries": extra}
+    return {
+        "near_duplicates": _near_duplicates(engine),
+        "stale": _stale(engine, now or time.time()),
+        "index": orphans,
+    }
