@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidInput, NotFound
 from .store import audit
 from .store.db import transaction
-from .text import clean, stopwords, tokens
+from .text import clean, content_words
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -123,18 +123,15 @@ def listing(engine: Engine) -> list[Skill]:
     return [_from_row(row) for row in rows]
 
 
-def _words(text: str) -> set[str]:
-    return {t for t in tokens(text) if t not in stopwords()}
-
-
 def check(engine: Engine, query: str) -> dict[str, Any]:
     """known / partial / unknown: how much of the task's words the best skill covers."""
     if not query.strip():
         raise InvalidInput("the task to check is empty")
-    wanted = _words(query)
+    wanted = set(content_words(query))
     best, coverage = None, 0.0
     for skill in listing(engine):
-        have = _words(" ".join([skill.name.replace("-", " "), skill.summary, *skill.triggers]))
+        described = " ".join([skill.name.replace("-", " "), skill.summary, *skill.triggers])
+        have = set(content_words(described))
         share = len(wanted & have) / len(wanted) if wanted else 0.0
         if share > coverage:
             best, coverage = skill, share

@@ -203,6 +203,11 @@ def stopwords() -> frozenset[str]:
     return _stopwords
 
 
+def content_words(text: str) -> list[str]:
+    """The text's tokens without stopwords, in order (what says what a text is about)."""
+    return [token for token in tokens(text) if token not in stopwords()]
+
+
 def segment(text: str) -> str:
     """Text as space-separated tokens, the form stored in the FTS index."""
     return " ".join(tokens(text))

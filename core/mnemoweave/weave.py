@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
 from .model import TIERS, Block, Line
 from .store import cards as cards_table
-from .text import estimate_tokens, stopwords, tokens
+from .text import content_words, estimate_tokens, tokens
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -140,31 +140,38 @@ def _scope(project: str | None) -> list[str]:
     return [project, ""] if project else [""]
 
 
-def relevant(engine: Engine, query: str, text: str, explain: dict[str, Any]) -> bool:
-    """Worth putting before the model: enough of the query's words, or a close meaning.
+def relevance_test(engine: Engine, query: str) -> Callable[[str, dict[str, Any]], bool]:
+    """Is a memory worth putting before the model: enough of the query's words, or a close
+    meaning? Built once per query, applied to each hit.
 
     Fused scores are relative to the candidates, so this uses absolute signals: the share
     of the query's content words found in the memory, and each model's raw cosine against
     the threshold calibrated for that model.
     """
-    wanted = {t for t in tokens(query) if t not in stopwords()}
-    if wanted and len(wanted & set(tokens(text))) / len(wanted) >= engine.config.weave_min_overlap:
-        return True
+    wanted = set(content_words(query))
     cutoffs = {channel.name: channel.relevant_cosine for channel in engine.channels}
-    return any(
-        found["cosine"] >= cutoffs.get(name, 1.0) for name, found in explain["dense"].items()
-    )
+    overlap = engine.config.weave_min_overlap
+
+    def relevant(text: str, explain: dict[str, Any]) -> bool:
+        if wanted and len(wanted & set(tokens(text))) / len(wanted) >= overlap:
+            return True
+        return any(
+            found["cosine"] >= cutoffs.get(name, 1.0) for name, found in explain["dense"].items()
+        )
+
+    return relevant
 
 
 def knowledge_block(engine: Engine, query: str, project: str | None) -> Block | None:
     if not query.strip():
         return None
     hits = engine.search(query, k=KNOWLEDGE_K, project=project, source="memories")
+    relevant = relevance_test(engine, query)
     now = time.time()
     lines = tuple(
         Line(hit.text, hit.id, now - hit.created, hit.score, hit.kind)
         for hit in hits
-        if relevant(engine, query, hit.text, hit.extra["explain"])
+        if relevant(hit.text, hit.extra["explain"])
     )
     return Block("knowledge", lines, "mnemoweave") if lines else None
 

@@ -22,7 +22,7 @@ from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
-from .text import clean, fingerprint, normalise, stopwords, tokens
+from .text import clean, content_words, fingerprint, normalise
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,8 +75,7 @@ class TurnDraft:
 def same_words_reordered(a: str, b: str) -> bool:
     """The same content words in another order: "pytest over unittest" vs "unittest over
     pytest". Embeddings see these as near-identical; they usually say the opposite."""
-    words_a = [t for t in tokens(a) if t not in stopwords()]
-    words_b = [t for t in tokens(b) if t not in stopwords()]
+    words_a, words_b = content_words(a), content_words(b)
     return sorted(words_a) == sorted(words_b) and words_a != words_b
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from ..text import segment, stopwords, tokens
+from ..text import content_words, segment, tokens
 
 
 def index(db: sqlite3.Connection, table: str, rowid: int, text: str) -> None:
@@ -35,7 +35,7 @@ def match_expression(query: str, drop_stopwords: bool = True) -> str | None:
     """
     seen = dict.fromkeys(tokens(query))
     if drop_stopwords:
-        seen = dict.fromkeys(t for t in seen if t not in stopwords()) or seen
+        seen = dict.fromkeys(content_words(query)) or seen
     if not seen:
         return None
     return " OR ".join('"' + token.replace('"', '""') + '"' for token in seen)
