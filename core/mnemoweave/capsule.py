@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from .model import Turn
-from .text import cjk_count
+from .text import cjk_count, clip
 
 KEEP_DECISIONS = 3
 KEEP_OPEN = 3
@@ -31,8 +31,7 @@ def _substantial(text: str) -> bool:
 
 
 def _entry(turn: Turn) -> dict[str, str]:
-    text = " ".join(turn.text.split())
-    return {"ref": turn.id or "", "text": text if len(text) <= HEAD else text[: HEAD - 1] + "…"}
+    return {"ref": turn.id or "", "text": clip(turn.text, HEAD)}
 
 
 def update(capsule: dict[str, Any], turn: Turn) -> dict[str, Any]:

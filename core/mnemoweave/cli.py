@@ -12,8 +12,10 @@ from typing import Any
 
 import click
 
+from .config import load_config
 from .errors import MnemoweaveError
-from .model import MEMORY_KINDS, ROLES, Memory
+from .model import MEMORY_KINDS, ROLES, Memory, age
+from .text import clip
 
 USER_ERROR = 2
 
@@ -53,26 +55,11 @@ def _text_arg(text: str | None) -> str:
 
 
 def _age(ts: float) -> str:
-    seconds = max(0.0, time.time() - ts)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "now"
+    return age(time.time() - ts)
 
 
 def _one_line(text: str, width: int = 100) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def configured_models() -> list[str]:
-    """The models the configuration uses (main, then second), none when lexical-only."""
-    from .config import load_config
-
-    config = load_config()
-    if config.embedder == "none":
-        return []
-    return [name for name in (config.embedder, config.second_embedder) if name]
+    return clip(text, width)
 
 
 def _explain_line(explain: dict[str, Any]) -> str:
@@ -404,7 +391,7 @@ def model_build(names: tuple[str, ...], force: bool) -> None:
     """Convert packaged weights into model.onnx + tokenizer.json (default: the configured ones)."""
     from .embed import build_models
 
-    wanted = list(names) or configured_models()
+    wanted = list(names) or load_config().models()
     if not wanted:
         click.echo("embedder is 'none': nothing to build")
         return
@@ -424,7 +411,7 @@ def model_list(as_json: bool) -> None:
     """Registered models, whether each is built, and which one is configured."""
     from .embed import models_dir, registered
 
-    configured = configured_models()
+    configured = load_config().models()
     rows = [
         {
             "name": spec.name,

@@ -70,6 +70,12 @@ class Config:
     dedup_action: str = "merge"
     """What a near-duplicate does: merge (into the existing memory) or skip (store nothing)."""
 
+    def models(self) -> list[str]:
+        """The embedding models in use, main then second; none when lexical-only."""
+        if self.embedder == "none":
+            return []
+        return [name for name in (self.embedder, self.second_embedder) if name]
+
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 

@@ -47,6 +47,15 @@ def iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def age(seconds: float) -> str:
+    """A short age: 12d, 3h, 5m or now."""
+    seconds = max(0.0, seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
+
+
 @dataclass(frozen=True)
 class Record:
     def to_dict(self) -> dict[str, Any]:

@@ -76,9 +76,8 @@ def configured_channels(home: Path, config: Config, pm: Any) -> list[DenseChanne
     """The configured models that are built; a missing one is logged and left out."""
     from .embed import load_embedder
 
-    names = [] if config.embedder == "none" else [config.embedder, config.second_embedder]
     embedders = []
-    for name in filter(None, names):
+    for name in config.models():
         embedder = load_embedder(name, pm)
         if embedder is None:
             log.warning("model %s is not built: run `mnemoweave model build`", name)

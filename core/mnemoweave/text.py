@@ -96,6 +96,12 @@ def normalise(text: str) -> str:
     return _LOOSE_SPACE.sub("", text).rstrip(".!?;:,。！？；：，、…")
 
 
+def clip(text: str, width: int) -> str:
+    """The text on one line (whitespace collapsed), cut to `width` characters with "…"."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
 def fingerprint(*parts: Any) -> str:
     """A stable hash of some values, for dedup keys."""
     digest = hashlib.sha256()

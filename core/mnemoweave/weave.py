@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
-from .model import TIERS, Block, Line
+from .model import TIERS, Block, Line, age
 from .store import cards as cards_table
 from .text import content_words, estimate_tokens, tokens
 
@@ -56,12 +56,7 @@ class Weave:
 
 
 def _age(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "now"
+    return "" if seconds is None else age(seconds)
 
 
 def quote(text: str) -> str:

@@ -33,6 +33,3 @@ def scrub(db: sqlite3.Connection, target: str) -> None:
     """Forget the content recorded for a purged target, keeping the fact that it existed."""
     db.execute("UPDATE audit SET before = NULL, after = NULL WHERE target = ?", (target,))
 
-
-def entries(db: sqlite3.Connection, target: str) -> list[sqlite3.Row]:
-    return db.execute("SELECT * FROM audit WHERE target = ? ORDER BY id", (target,)).fetchall()
