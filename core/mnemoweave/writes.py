@@ -342,7 +342,7 @@ class Writer:
     def _turn(
         self, db: sqlite3.Connection, draft: TurnDraft, kind: Classification | None, actor: str
     ) -> Turn:
-        tid = turns_table.insert(
+        tid, seq = turns_table.insert(
             db,
             session=draft.session,
             role=draft.role,
@@ -354,7 +354,19 @@ class Writer:
             kind=kind.kind if kind else None,
             kind_conf=kind.confidence if kind else None,
         )
-        turn = turns_table.from_row(turns_table.get(db, tid))
+        turn = Turn(
+            draft.session,
+            draft.role,
+            draft.text,
+            draft.ts,
+            draft.host,
+            draft.project,
+            draft.key,
+            f"t_{tid}",
+            seq,
+            kind.kind if kind else None,
+            kind.confidence if kind else None,
+        )
         audit.record(
             db,
             "ingest",

@@ -32,4 +32,3 @@ def record(
 def scrub(db: sqlite3.Connection, target: str) -> None:
     """Forget the content recorded for a purged target, keeping the fact that it existed."""
     db.execute("UPDATE audit SET before = NULL, after = NULL WHERE target = ?", (target,))
-

@@ -45,8 +45,10 @@ def insert(
     key: str,
     kind: str | None = None,
     kind_conf: float | None = None,
-) -> int:
-    """Append a turn at the end of its session (creating the session row if needed)."""
+) -> tuple[int, int]:
+    """Append a turn at the end of its session (creating the session row if needed).
+
+    Returns the turn's row id and its position (seq) in the session."""
     db.execute(
         "INSERT INTO sessions (id, host, project, started) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (id) DO NOTHING",
@@ -64,7 +66,7 @@ def insert(
     if role == "user":
         db.execute("UPDATE sessions SET last_user_turn = ? WHERE id = ?", (tid, session))
     fts.index(db, "turns", tid, text)
-    return tid
+    return tid, seq
 
 
 def delete(db: sqlite3.Connection, tid: int) -> None:
