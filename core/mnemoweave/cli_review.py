@@ -1,4 +1,5 @@
-"""CLI commands of the learning loop: pending, review, supersede, feedback, rehydrate, skill."""
+"""CLI commands of the learning loop: distill, pending, review, supersede, feedback,
+rehydrate, skill."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import click
 
 from .cli import _emit, _engine, _one_line, _report, cli, json_option, kind_option
 from .errors import InvalidInput
+from .model import Card
 from .transfer import parse_time
 
 
@@ -25,11 +27,36 @@ def pending(project: str | None, n: int, as_json: bool) -> None:
     if not cards:
         click.echo("no cards await review")
     for card in cards:
-        evidence = ", ".join(card.evidence)
-        click.echo(
-            f"{card.id}  [{card.suggested_kind} {card.confidence:.2f}] "
-            f"{_one_line(card.summary)}  (evidence {evidence})"
+        click.echo(_card_line(card))
+
+
+def _card_line(card: Card) -> str:
+    return (
+        f"{card.id}  [{card.suggested_kind} {card.confidence:.2f}] "
+        f"{_one_line(card.summary)}  (evidence {', '.join(card.evidence)})"
+    )
+
+
+@cli.command()
+@click.option("--session", "-s", help="Only this session's turns.")
+@click.option("--since", help="Only turns from this time on (ISO 8601 or epoch seconds).")
+@click.option("--offset", type=int, default=0, show_default=True, help="Skip this many turns.")
+@click.option("--limit", type=int, help="Walk at most this many turns.")
+@json_option
+def distill(
+    session: str | None, since: str | None, offset: int, limit: int | None, as_json: bool
+) -> None:
+    """Propose cards from turns not yet distilled (oldest first); they await `review`."""
+    with _engine() as engine:
+        cards = engine.distill(
+            session=session, since=_when(since, "--since"), offset=offset, limit=limit
         )
+    if as_json:
+        _emit({"cards": [card.to_dict() for card in cards]})
+        return
+    click.echo(f"{len(cards)} new card(s) await review")
+    for card in cards:
+        click.echo(_card_line(card))
 
 
 @cli.command()

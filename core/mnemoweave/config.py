@@ -33,6 +33,8 @@ class Config:
     """Hits returned by `search` when `-k` is not given."""
     classifier: str = "builtin"
     """Registered turn classifier used when no plugin's classify_turn answers."""
+    distiller: str = "extractive"
+    """Registered distiller that turns stored turns into candidate cards."""
     embedder: str = "use-m3"
     """Main embedding model for semantic search ("none": lexical only)."""
     second_embedder: str = ""

@@ -138,26 +138,14 @@ class Engine:
         )
         return self._writer().memories([draft], actor)[0]
 
-    def remember_many(
-        self, memories: Iterable[dict[str, Any]], actor: str = "user"
-    ) -> list[Written]:
+    def remember_many(self, rows: Iterable[dict[str, Any]], actor: str = "user") -> list[Written]:
         """Store many memories in one transaction (import, benchmarks); all checked first.
 
         Each dict has the keyword arguments of `remember` (text, kind, project, tags,
         importance, title, evidence).
         """
-        drafts = [
-            draft_memory(
-                m.get("text", ""),
-                kind=m.get("kind", "fact"),
-                project=m.get("project"),
-                tags=m.get("tags", ()),
-                importance=m.get("importance") or self.config.default_importance,
-                title=m.get("title"),
-                evidence=m.get("evidence", ()),
-            )
-            for m in memories
-        ]
+        default = self.config.default_importance
+        drafts = [draft_memory(**{**m, "importance": m.get("importance") or default}) for m in rows]
         return self._writer().memories(drafts, actor)
 
     def get(self, ref: str) -> Memory | Turn | Card:
@@ -283,21 +271,9 @@ class Engine:
             self._classifier = registry[name]
         return self._classifier(turn)
 
-    def _classify_draft(self, draft: TurnDraft) -> Classification:
-        return self.classify(
-            Turn(
-                draft.session,
-                draft.role,
-                draft.text,
-                draft.ts,
-                draft.host,
-                draft.project,
-                draft.key,
-            )
-        )
-
     def _store_turns(self, drafts: Sequence[TurnDraft | None], actor: str = "") -> list[Written]:
-        results, stored = self._writer().turns(drafts, actor, classify=self._classify_draft)
+        classify = self.classify
+        results, stored = self._writer().turns(drafts, actor, lambda d: classify(d.as_turn()))
         for turn in stored:
             self.pm.hook.on_turn(turn=turn, engine=self)
         return results
@@ -371,19 +347,7 @@ class Engine:
         Each dict has the keyword arguments of `ingest`: session, role, text and optionally
         host, project, ts, key. All are checked before anything is written.
         """
-        drafts = [
-            draft_turn(
-                t.get("session", ""),
-                t.get("role", ""),
-                t.get("text", ""),
-                host=t.get("host", ""),
-                project=t.get("project"),
-                ts=t.get("ts"),
-                key=t.get("key"),
-            )
-            for t in turns
-        ]
-        return self._store_turns(drafts)
+        return self._store_turns([draft_turn(**t) for t in turns])
 
     # --- search ---------------------------------------------------------------------------
 
@@ -445,6 +409,21 @@ class Engine:
         if decision not in ("accept", "reject"):
             raise InvalidInput(f"unknown decision {decision!r}; use accept or reject")
         return getattr(review, decision)(self, ref, **options)
+
+    def distill(
+        self,
+        *,
+        session: str | None = None,
+        since: float | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[Card]:
+        """Propose cards from the turns not yet distilled in the window (see distill.py)."""
+        from .distill import run
+
+        if offset < 0 or (limit is not None and limit < 1):
+            raise InvalidInput(f"bad window: offset {offset} (>= 0), limit {limit} (>= 1)")
+        return run(self, session=session, since=since, offset=offset, limit=limit)
 
     def supersede(self, old: str, new: str) -> Written:
         """`new` replaces `old` (kept for audit, no longer surfacing)."""

@@ -19,7 +19,12 @@ from . import hookspecs
 
 log = logging.getLogger("mnemoweave.plugins")
 
-BUILTIN_PLUGINS = ("mnemoweave.embed.default_plugin", "mnemoweave.classify", "mnemoweave.weave")
+BUILTIN_PLUGINS = (
+    "mnemoweave.embed.default_plugin",
+    "mnemoweave.classify",
+    "mnemoweave.distill",
+    "mnemoweave.weave",
+)
 _FAILURES = "_mnemoweave_failures"
 
 

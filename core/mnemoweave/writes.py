@@ -71,6 +71,12 @@ class TurnDraft:
     project: str
     key: str
 
+    def as_turn(self, **stored: Any) -> Turn:
+        """The turn this draft announces; `stored` adds what storing gave it (id, seq, kind)."""
+        return Turn(
+            self.session, self.role, self.text, self.ts, self.host, self.project, self.key, **stored
+        )
+
 
 def same_words_reordered(a: str, b: str) -> bool:
     """The same content words in another order: "pytest over unittest" vs "unittest over
@@ -110,10 +116,10 @@ def _title_from(body: str, limit: int = 60) -> str:
 def draft_memory(
     text: str,
     *,
-    kind: str,
-    project: str | None,
-    tags: Iterable[str],
     importance: int,
+    kind: str = "fact",
+    project: str | None = "",
+    tags: Iterable[str] = (),
     title: str | None = None,
     evidence: Sequence[str] = (),
     origin: str = "user",
@@ -314,8 +320,8 @@ class Writer:
     ) -> tuple[list[Written], list[Turn]]:
         """Append turns in one transaction; a turn whose key is already stored is skipped.
 
-        With `classify`, each new turn gets its kind; a turn that is not chat becomes a
-        pending card with the turn as evidence, and the session capsule rolls forward.
+        With `classify`, each new turn gets its kind and the session capsule rolls forward
+        (cards come later, from distill).
         Returns the outcomes and the turns stored.
         """
         results: list[Written] = []
@@ -354,18 +360,11 @@ class Writer:
             kind=kind.kind if kind else None,
             kind_conf=kind.confidence if kind else None,
         )
-        turn = Turn(
-            draft.session,
-            draft.role,
-            draft.text,
-            draft.ts,
-            draft.host,
-            draft.project,
-            draft.key,
-            f"t_{tid}",
-            seq,
-            kind.kind if kind else None,
-            kind.confidence if kind else None,
+        turn = draft.as_turn(
+            id=f"t_{tid}",
+            seq=seq,
+            kind=kind.kind if kind else None,
+            kind_conf=kind.confidence if kind else None,
         )
         audit.record(
             db,
@@ -376,16 +375,6 @@ class Writer:
         )
         if kind is None:
             return turn
-        if kind.kind != "chat":
-            cards_table.insert(
-                db,
-                summary=draft.text,
-                suggested_kind=kind.kind,
-                evidence=[turn.id],
-                confidence=kind.confidence,
-                project=draft.project,
-                now=draft.ts,
-            )
         recap = capsule.update(capsule.load(turns_table.capsule(db, draft.session)), turn)
         turns_table.set_capsule(db, draft.session, capsule.dump(recap))
         return turn

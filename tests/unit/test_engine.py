@@ -163,5 +163,5 @@ def test_status_counts(engine):
     status = engine.status()
     assert status["counts"] == {"turns": 1, "memories": 1, "cards": 0, "skills": 0}
     assert status["data_dir"] == str(engine.home)
-    assert status["versions"]["schema"] == "m004_memory_origin"
+    assert status["versions"]["schema"] == "m005_turn_distilled"
     assert status["sizes"]["db_bytes"] > 0

@@ -214,6 +214,7 @@ def test_a_second_model_carries_the_crosslingual_candidates(mnemoweave_home):
 def test_accepting_a_close_memory_proposes_supersession_and_supersede_retires_the_old(hybrid):
     old = hybrid.remember("Use tabs in Makefiles", kind="pref").id
     hybrid.ingest("s1", "user", "From now on, indent makefiles with spaces, not tabs.")
+    hybrid.distill()
     (card,) = [c for c in hybrid.pending() if c.suggested_kind == "pref"]
     accepted = hybrid.review(card.id, "accept")
     assert accepted.action == "new" and old in accepted.reason  # proposed, nothing changed yet

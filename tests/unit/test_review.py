@@ -19,6 +19,7 @@ def session(engine):
         "The upload hang was caused by httpx having no timeout; setting it to 10 seconds fixed it.",
         project="up",
     )
+    engine.distill()
     return engine
 
 

@@ -105,3 +105,16 @@ def decide(
         "UPDATE cards SET status = ?, decided = ?, memory_id = ?, why = ? WHERE id = ?",
         (status, now, memory_id, why, cid),
     )
+
+
+def cited(db: sqlite3.Connection, refs: Sequence[str]) -> set[str]:
+    """Which of these turn ids some card (pending or decided) already cites as evidence."""
+    if not refs:
+        return set()
+    marks = ",".join("?" * len(refs))
+    rows = db.execute(
+        f"SELECT DISTINCT json_each.value FROM cards, json_each(cards.evidence)"
+        f" WHERE json_each.value IN ({marks})",
+        list(refs),
+    )
+    return {row[0] for row in rows}

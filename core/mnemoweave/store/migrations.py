@@ -154,11 +154,18 @@ def m004_memory_origin(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE memories ADD COLUMN origin TEXT NOT NULL DEFAULT 'user'")
 
 
+def m005_turn_distilled(db: sqlite3.Connection) -> None:
+    """When each turn was walked by distill (NULL: not yet), and the walk's index."""
+    db.execute("ALTER TABLE turns ADD COLUMN distilled REAL")
+    db.execute("CREATE INDEX turns_undistilled ON turns (id) WHERE distilled IS NULL")
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
     m003_nudge_index,
     m004_memory_origin,
+    m005_turn_distilled,
 ]
 
 

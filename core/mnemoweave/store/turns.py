@@ -87,3 +87,32 @@ def capsule(db: sqlite3.Connection, session: str) -> str:
 
 def set_capsule(db: sqlite3.Connection, session: str, capsule: str) -> None:
     db.execute("UPDATE sessions SET capsule = ? WHERE id = ?", (capsule, session))
+
+
+def undistilled(
+    db: sqlite3.Connection,
+    *,
+    session: str | None = None,
+    since: float | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+) -> list[Turn]:
+    """Turns distill has not walked yet, oldest first: a window over the whole history."""
+    where, params = ["distilled IS NULL"], []
+    if session is not None:
+        where.append("session_id = ?")
+        params.append(session)
+    if since is not None:
+        where.append("ts >= ?")
+        params.append(since)
+    rows = db.execute(
+        f"SELECT * FROM turns WHERE {' AND '.join(where)} ORDER BY id LIMIT ? OFFSET ?",
+        [*params, -1 if limit is None else limit, offset],
+    )
+    return [from_row(row) for row in rows]
+
+
+def mark_distilled(db: sqlite3.Connection, refs: list[str], now: float) -> None:
+    db.executemany(
+        "UPDATE turns SET distilled = ? WHERE id = ?", [(now, int(ref[2:])) for ref in refs]
+    )
