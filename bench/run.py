@@ -1,8 +1,8 @@
 """Benchmark command line: `.venv/bin/python bench/run.py NAME [options] [--json]`.
 
-NAME is locomo, longmemeval, memorybank or cards (see each module). The whole run uses a
-temporary MNEMOWEAVE_HOME, so nothing touches ~/.mnemoweave. With --json, stdout carries
-exactly one JSON object; progress goes to stderr.
+NAME is one of BENCHMARKS below (see each module). The whole run uses a temporary
+MNEMOWEAVE_HOME, so nothing touches ~/.mnemoweave. With --json, stdout carries exactly one
+JSON object; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -22,7 +22,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-BENCHMARKS = ("locomo", "longmemeval", "memorybank", "cards", "classify", "dedup", "scale")
+BENCHMARKS = (
+    "locomo",
+    "longmemeval",
+    "memorybank",
+    "cards",
+    "classify",
+    "dedup",
+    "scale",
+    "distill",
+)
 # Models are read from the caller's data dir (read-only) before the run swaps in its own.
 MODELS = Path(os.environ.get("MNEMOWEAVE_HOME", Path.home() / ".mnemoweave")) / "models"
 DEFAULT_EMBEDDER = "use-m3"  # the default configuration's model(s): main[,second]

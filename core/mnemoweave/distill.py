@@ -42,11 +42,42 @@ Distiller = Callable[[Sequence[Turn], Any], list[Card]]
 MAX_SENTENCES = 3  # sentences in one summary, the most confident ones, in spoken order
 MIN_CONFIDENCE = 0.5  # a sentence the classifier is less sure of is left out
 WORD_OVERLAP = 0.34  # lexical grouping (no model): share of content words in common
+DECIDED = 0.7  # confidence of a user's choice between options, as a decision
 USER_KINDS = ("pref", "pers", "mission")  # only the user states these (not an echo of them)
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
-_BREAK = re.compile(r"(?<=[。！？!?])|(?<=[.])(?=\s)|\n+")
+# A sentence ends at 。！？!? or at a period before a space, but not at a step number ("1. ").
+_BREAK = re.compile(r"(?<=[。！？!?])|(?<=[.])(?<!\b\d\.)(?<!\b\d\d\.)(?=\s)|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)、])\s+")
+# What a card is not made of: questions, and requests to the assistant (tasks of the turn).
+_QUESTION = re.compile(r"[?？]\s*$|吗[。]?$")
+_REQUEST = re.compile(
+    r"^(?:can|could|would|will) you\b|^please\b|^pls\b"
+    r"|^(?:请|麻烦)?(?:你)?帮(?:我|忙)|^请你|^麻烦你",
+    re.IGNORECASE,
+)
+# A user's choice between options is a decision (a conclusion), unless it is a standing rule.
+_DECIDE = re.compile(
+    r"\b(?:let'?s (?:go with|use|switch|keep|stick|do|make)|go with|stick with|switch(?:ed)? to"
+    r"|we(?:'ll| will) (?:use|go with|switch|keep)|decided?|it is for|stays? the|forget \w+"
+    r"|instead of)\b|那就|就用|用.{1,24}吧|换成|换到|改用|决定|定了|就按|按.{1,24}(?:来|吧)|保留"
+    r"|^(?:可以|行|好|ok|okay|yes|sure)[，,]\s*\S{4,}",
+    re.IGNORECASE,
+)
+# An assistant's progress report ("Done, ...", "改好了：...") is not knowledge, unless it
+# says why something happened.
+_REPORT = re.compile(
+    r"^(?:done|ok|okay|sure|will do|starting|written|changed|updated|明白|好的?|收到|改好了|写好了"
+    r"|加好了|已)",
+    re.IGNORECASE,
+)
+_CAUSE = re.compile(r"\b(?:because|caused|cause|due to|fixed|so that)\b|原因|因为|导致|所以", re.I)
+_STANDING = re.compile(
+    r"\b(?:from now on|always|never|every time|i prefer|prefer)\b|以后|一律|永远|每次|都要|不要",
+    re.IGNORECASE,
+)
+_STEPS = re.compile(r"(?<![\d.])(?:\d{1,2}[.)、]|\(\d\))\s|首先|然后|\bfirst\b|\bthen\b", re.I)
+NEXT_TURN = 0.75  # share of the topic cutoff enough to join the group of the turn before
 
 
 def sentences(text: str) -> list[str]:
@@ -58,6 +89,33 @@ def sentences(text: str) -> list[str]:
         if cjk_count(piece) >= 4 or len(re.findall(r"[A-Za-z]{2,}", piece)) >= 2:
             out.append(piece)
     return out
+
+
+def _substantial(text: str, words: int = 3) -> bool:
+    return cjk_count(text) >= 6 or len(content_words(text)) >= words
+
+
+def kind_of(text: str, role: str, kind: str) -> str | None:
+    """The card kind of one classified sentence, or None when it makes no card."""
+    text = text.strip()
+    if _QUESTION.search(text) or not _substantial(text, 2):
+        return None
+    if role == "user" and _REQUEST.search(text):
+        return None
+    if role == "user" and _DECIDE.search(text) and not _STANDING.search(text):
+        return "conclusion"
+    if (
+        not _substantial(text)
+        or role == "assistant"
+        and _REPORT.match(text)
+        and not _CAUSE.search(text)
+    ):
+        return None
+    if role == "assistant" and kind == "skill" and not _STEPS.search(text):
+        return "conclusion"  # an explanation, not a procedure
+    if kind in USER_KINDS and role != "user":
+        return None  # an assistant repeating a preference or a goal adds nothing
+    return None if kind == "chat" else kind
 
 
 def traceable(summary: str, evidence: Sequence[str]) -> bool:
@@ -95,16 +153,21 @@ def _units(engine: Engine, turns: Sequence[Turn]) -> list[_Unit]:
             continue
         for text in sentences(turn.text):
             verdict = engine.classify(Turn(turn.session, turn.role, text, turn.ts))
-            if verdict.kind in USER_KINDS and turn.role != "user":
+            kind = kind_of(text, turn.role, verdict.kind)
+            decided = kind == "conclusion" and verdict.kind != "conclusion"
+            if kind is None or (verdict.confidence < MIN_CONFIDENCE and not decided):
                 continue
-            if verdict.kind != "chat" and verdict.confidence >= MIN_CONFIDENCE:
-                words = frozenset(content_words(text))
-                units.append(_Unit(turn, text, verdict.kind, verdict.confidence, len(units), words))
+            words = frozenset(content_words(text))
+            confidence = max(verdict.confidence, DECIDED) if decided else verdict.confidence
+            units.append(_Unit(turn, text, kind, confidence, len(units), words))
     return units
 
 
 def _close(unit: _Unit, group: _Group, cutoff: float) -> float:
-    """How close a sentence is to a group's topic (0 when too far to join it)."""
+    """How close a sentence is to a group's topic (0 when too far to join it); the reply
+    right after a group's last turn needs less to continue it."""
+    if unit.turn.seq is not None and group.units[-1].turn.seq == unit.turn.seq - 1:
+        cutoff *= NEXT_TURN
     if unit.vector is not None:
         cosine = float(unit.vector @ group.centroid)
         return cosine if cosine >= cutoff else 0.0

@@ -164,3 +164,30 @@ def test_with_a_model_sentences_on_one_topic_make_one_card_across_turns(engine):
         "The upload hang was caused by httpx having no timeout. "
         "Setting the httpx upload timeout to 10 seconds fixed the hang."
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "role", "classified", "expected"),
+    [
+        ("Can we move the emails to a background job?", "user", "mission", None),
+        ("帮我把刚才的改动提交一下", "user", "mission", None),
+        ("Let's go with Dramatiq, Celery is overkill.", "user", "mission", "conclusion"),
+        ("那就从 poetry 换到 uv，CI 也一起改。", "user", "pref", "conclusion"),
+        ("以后数据库迁移一律用 Django 生成的 migrations。", "user", "pref", "pref"),
+        ("Done, and I documented it in the man page.", "assistant", "conclusion", None),
+        (
+            "Found it: the hang was caused by a missing timeout.",
+            "assistant",
+            "conclusion",
+            "conclusion",
+        ),
+        ("The view re-runs its whole query on every read.", "assistant", "skill", "conclusion"),
+        ("Release: 1. bump the version, 2. tag and push it.", "assistant", "skill", "skill"),
+        ("I prefer tabs over spaces in Go files.", "assistant", "pref", None),
+        ("It was!", "assistant", "conclusion", None),
+    ],
+)
+def test_which_sentences_make_cards(text, role, classified, expected):
+    from mnemoweave.distill import kind_of
+
+    assert kind_of(text, role, classified) == expected

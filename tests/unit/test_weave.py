@@ -88,7 +88,7 @@ def test_nothing_worth_saying_is_an_empty_string(engine):
 def test_tiers_pinned_pending_and_order(engine):
     rule = engine.remember("Never push to main on Fridays", kind="pref", importance=5).id
     fact = engine.remember("The staging database is read-only", kind="fact").id
-    engine.ingest("s1", "user", "帮我把上传模块改成异步的，这周要上线", project="")
+    engine.ingest("s1", "user", "这周的目标是把上传模块改成异步的，周五上线。", project="")
     engine.distill(session="s1")
     woven = engine.weave("is the staging database writable", session="s1")
     tiers = {tier: [line.ref for line in lines] for tier, lines in woven.tiers.items()}
