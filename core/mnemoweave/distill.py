@@ -61,7 +61,7 @@ _DECIDE = re.compile(
     r"\b(?:let'?s (?:go with|use|switch|keep|stick|do|make)|go with|stick with|switch(?:ed)? to"
     r"|we(?:'ll| will) (?:use|go with|switch|keep)|decided?|it is for|stays? the|forget \w+"
     r"|instead of)\b|那就|就用|用.{1,24}吧|换成|换到|改用|决定|定了|就按|按.{1,24}(?:来|吧)|保留"
-    r"|^(?:可以|行|好|ok|okay|yes|sure)[，,]\s*\S{4,}",
+    r"|^(?:可以|行|好|ok|okay|yes|sure)[，,]\s*\S.{3,}",
     re.IGNORECASE,
 )
 # An assistant's progress report ("Done, ...", "改好了：...") is not knowledge, unless it
@@ -77,7 +77,6 @@ _STANDING = re.compile(
     re.IGNORECASE,
 )
 _STEPS = re.compile(r"(?<![\d.])(?:\d{1,2}[.)、]|\(\d\))\s|首先|然后|\bfirst\b|\bthen\b", re.I)
-NEXT_TURN = 0.75  # share of the topic cutoff enough to join the group of the turn before
 
 
 def sentences(text: str) -> list[str]:
@@ -164,10 +163,11 @@ def _units(engine: Engine, turns: Sequence[Turn]) -> list[_Unit]:
 
 
 def _close(unit: _Unit, group: _Group, cutoff: float) -> float:
-    """How close a sentence is to a group's topic (0 when too far to join it); the reply
-    right after a group's last turn needs less to continue it."""
-    if unit.turn.seq is not None and group.units[-1].turn.seq == unit.turn.seq - 1:
-        cutoff *= NEXT_TURN
+    """How close a sentence is to a group's topic (0 when too far to join it). A sentence
+    of the same turn as the group's last one, or of the turn right after, continues it."""
+    last = group.units[-1].turn.seq
+    if last is not None and unit.turn.seq in (last, last + 1):
+        return 2.0
     if unit.vector is not None:
         cosine = float(unit.vector @ group.centroid)
         return cosine if cosine >= cutoff else 0.0
@@ -190,13 +190,9 @@ def _groups(engine: Engine, units: list[_Unit]) -> list[_Group]:
             unit.vector = vector
     groups: list[_Group] = []
     for unit in units:
-        last = groups[-1] if groups else None
-        if last and last.kind == unit.kind and last.units[-1].turn.id == unit.turn.id:
-            group: _Group | None = last  # one turn says one thing per kind
-        else:
-            scored = [(_close(unit, g, cutoff), g) for g in groups if g.kind == unit.kind]
-            best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
-            group = best[1] if best[0] > 0 else None
+        scored = [(_close(unit, g, cutoff), g) for g in groups if g.kind == unit.kind]
+        best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
+        group = best[1] if best[0] > 0 else None
         if group is None:
             group = _Group(unit.kind)
             groups.append(group)

@@ -141,6 +141,21 @@ def test_distill_through_the_cli(engine):
     assert bad_time.exit_code == 2
 
 
+def test_the_reply_right_after_continues_a_topic(engine):
+    _say(
+        engine,
+        [
+            ("user", "Let's go with Dramatiq for the email jobs."),
+            (
+                "assistant",
+                "Done: the checkout view now enqueues send_confirmation, which fixed the delay.",
+            ),
+        ],
+    )
+    (card,) = engine.distill()
+    assert card.evidence == ("t_1", "t_2") and card.suggested_kind == "conclusion"
+
+
 def test_with_a_model_sentences_on_one_topic_make_one_card_across_turns(engine):
     from dataclasses import replace
 
@@ -154,12 +169,13 @@ def test_with_a_model_sentences_on_one_topic_make_one_card_across_turns(engine):
             ("assistant", "The upload hang was caused by httpx having no timeout."),
             ("user", "ok"),
             ("assistant", "We decided to deploy the docs site with GitHub Pages."),
+            ("user", "thanks"),
             ("assistant", "Setting the httpx upload timeout to 10 seconds fixed the hang."),
         ],
     )
     cards = engine.distill()
-    assert sorted(card.evidence for card in cards) == [("t_1", "t_4"), ("t_3",)]
-    (hang,) = [card for card in cards if card.evidence == ("t_1", "t_4")]
+    assert sorted(card.evidence for card in cards) == [("t_1", "t_5"), ("t_3",)]
+    (hang,) = [card for card in cards if card.evidence == ("t_1", "t_5")]
     assert hang.summary == (
         "The upload hang was caused by httpx having no timeout. "
         "Setting the httpx upload timeout to 10 seconds fixed the hang."
