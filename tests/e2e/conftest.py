@@ -1,0 +1,63 @@
+"""Fixtures for end-to-end tests against the real Claude Code CLI and a fake model server.
+
+``claude`` is the harness of one test (isolated HOME, TMPDIR, MNEMOWEAVE_HOME and git
+project), ``run_claude`` its ``run`` method, ``fake_anthropic`` the model server it talks
+to, ``claude_code`` the installed CLI. For example::
+
+    def test_example(claude, fake_anthropic):
+        fake_anthropic.reply = "PONG"
+        result = claude.run("hello", "--allowedTools", "Bash(echo:*)")
+        assert result.rc == 0, result
+        assert result.reply == "PONG" and "hello" in result.model_text
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .claude import ClaudeCode, ClaudeHarness, ClaudeUnavailable, install_claude_code
+from .fake_anthropic import FakeAnthropic
+
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def claude_code() -> ClaudeCode:
+    """The pinned Claude Code CLI, installed once into the e2e cache."""
+    try:
+        return install_claude_code()
+    except ClaudeUnavailable as exc:
+        pytest.skip(f"Claude Code unavailable: {exc}")
+
+
+@pytest.fixture
+def fake_anthropic() -> Iterator[FakeAnthropic]:
+    """A fake Anthropic API on 127.0.0.1 for this test; ``.requests`` records every call."""
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def claude(
+    claude_code: ClaudeCode,
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+    mnemoweave_home: Path,
+) -> Iterator[ClaudeHarness]:
+    """An isolated HOME + git project wired to ``fake_anthropic``; ``claude.run(...)``."""
+    yield ClaudeHarness(claude_code, fake_anthropic, tmp_path / "claude", mnemoweave_home)
+
+
+@pytest.fixture
+def run_claude(claude: ClaudeHarness):
+    """``run_claude(prompt, *extra_args, env=None, timeout=120) -> Result``."""
+    return claude.run
