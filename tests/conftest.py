@@ -1,7 +1,8 @@
-"""Fixtures shared by the unit and integration tests (the data dir one is in ../conftest.py)."""
+"""Fixtures shared by the tests (the data dir one is in ../conftest.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,3 +14,15 @@ def engine(mnemoweave_home: Path):
 
     with Engine() as engine:
         yield engine
+
+
+@pytest.fixture(scope="session")
+def built_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
+    """A data dir with both built-in models built (and their build results)."""
+    from mnemoweave.embed import build_models
+
+    home = tmp_path_factory.mktemp("models-home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MNEMOWEAVE_HOME", str(home))
+        results = {r.name: r for r in build_models(["use-m3", "e5-small"])}
+    yield home, results

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from .client import DaemonError
 from .config import load_config
 from .errors import MnemoweaveError
 from .model import MEMORY_KINDS, ROLES, Memory, age
@@ -34,14 +35,20 @@ class MnemoweaveGroup(click.Group):
             raise UserError(exc.format_message()) from None
         except MnemoweaveError as exc:
             raise UserError(str(exc)) from None
+        except DaemonError as exc:  # the daemon is unreachable or failed, or the store is busy
+            raise click.ClickException(str(exc)) from None
         except sqlite3.Error as exc:
             raise click.ClickException(f"store error: {exc}") from None
 
 
-def _engine() -> Any:
-    from .engine import Engine
+def _engine(local: bool = False) -> Any:
+    """The store for this command: the daemon when it answers, else the Engine in-process
+    under the one-writer lock; `local` commands refuse while a daemon runs."""
+    from .daemon.remote import open_store
 
-    return Engine()
+    ctx = click.get_current_context(silent=True)
+    command = ctx.command_path.partition(" ")[2] if ctx else ""
+    return open_store(f"mnemoweave {command}".strip(), local=local)
 
 
 def _emit(data: Any) -> None:
@@ -292,9 +299,18 @@ def ingest(
 
 @cli.command("import")
 @click.argument("path", type=click.Path(path_type=Path))
+@click.option("--all", "every", is_flag=True, help="claude-code: every project, not just this.")
 @json_option
-def import_(path: Path, as_json: bool) -> None:
-    """Import turns (.jsonl) and memories (.md) from a file or directory."""
+def import_(path: Path, every: bool, as_json: bool) -> None:
+    """Import turns (.jsonl) and memories (.md) from a file or directory, or `claude-code`:
+    the Claude Code transcripts of this project (--all: of every project)."""
+    if str(path) == "claude-code" and not path.exists():
+        from .cli_hosts import import_claude_code
+
+        import_claude_code(every, as_json)
+        return
+    if every:
+        raise UserError("--all goes with `import claude-code`")
     with _engine() as engine:
         counts = engine.import_path(path)
     if as_json:
@@ -315,9 +331,12 @@ def export(directory: Path) -> None:
 @cli.command()
 @json_option
 def status(as_json: bool) -> None:
-    """What is stored, where, and which versions."""
+    """What is stored, where, and which versions; the daemon's pid, uptime and requests."""
+    from .cli_daemon import daemon_line, daemon_status
+
     with _engine() as engine:
         data = engine.status()
+    data["daemon"] = daemon_status()
     if as_json:
         _emit(data)
         return
@@ -326,6 +345,7 @@ def status(as_json: bool) -> None:
     click.echo("stored    " + ", ".join(f"{n} {name}" for name, n in counts.items()))
     click.echo(f"pending   {data['pending_cards']} cards await review")
     click.echo("versions  " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()))
+    click.echo(daemon_line(data["daemon"]))
 
 
 @cli.command()
@@ -371,7 +391,7 @@ def reindex() -> None:
     def progress(table: str, done: int, total: int) -> None:
         click.echo(f"\r{table}: {done}/{total}", nl=done >= total, err=True)
 
-    with _engine() as engine:
+    with _engine(local=True) as engine:
         counts = engine.reindex(progress)
         click.echo(
             f"reindexed {counts['memories']} memories, {counts['turns']} turns "
@@ -462,4 +482,4 @@ def main() -> None:
     cli(prog_name="mnemoweave")
 
 
-from . import cli_review  # noqa: E402,F401  (registers pending, review, feedback, rehydrate)
+from . import cli_daemon, cli_hosts, cli_review  # noqa: E402,F401  (register their commands)

@@ -71,6 +71,8 @@ class Config:
     """Cosine at or above which an accepted memory is flagged as maybe replacing another."""
     dedup_action: str = "merge"
     """What a near-duplicate does: merge (into the existing memory) or skip (store nothing)."""
+    daemon_idle_minutes: float = 30.0
+    """Minutes without a request after which `mnemoweave serve` stops (0: never)."""
 
     def models(self) -> list[str]:
         """The embedding models in use, main then second; none when lexical-only."""

@@ -10,8 +10,8 @@ sentences.
 
 Whatever the distiller (plugins may register others), a card is stored only when every
 summary sentence is found in its evidence turns (after normalisation) and its evidence is
-not already cited by another card, pending or decided: nothing is invented, and a re-run
-proposes nothing new. The walked turns are marked so the next walk starts after them.
+not already cited by another card of its kind, pending or decided: nothing is invented,
+and a re-run proposes nothing new. The walked turns are marked so the next walk starts after them.
 """
 
 from __future__ import annotations
@@ -282,8 +282,8 @@ def run(
         cards = [c for c in distill(walked, engine) if _admissible(engine, c, texts)]
         with transaction(engine.db) as db:
             for card in cards:
-                if cards_table.cited(db, card.evidence) == set(card.evidence):
-                    continue  # the same evidence was already proposed (and maybe decided)
+                if cards_table.cited(db, card.evidence, card.suggested_kind) == set(card.evidence):
+                    continue  # this evidence was already proposed as this kind (maybe decided)
                 cid = cards_table.insert(
                     db,
                     summary=card.summary,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput, NotFound
+from .operations import remotable
 from .store import audit
 from .store.db import transaction
 from .text import clean, content_words
@@ -58,6 +59,7 @@ def _from_row(row: Any) -> Skill:
     )
 
 
+@remotable
 def teach(
     engine: Engine,
     name: str,
@@ -110,6 +112,7 @@ def get(engine: Engine, name: str) -> Skill:
     return _from_row(row)
 
 
+@remotable
 def load(engine: Engine, name: str) -> Skill:
     """The full skill, counting the use."""
     get(engine, name)
@@ -118,11 +121,13 @@ def load(engine: Engine, name: str) -> Skill:
     return get(engine, name)
 
 
+@remotable
 def listing(engine: Engine) -> list[Skill]:
     rows = engine.db.execute("SELECT * FROM skills ORDER BY usage_count DESC, name")
     return [_from_row(row) for row in rows]
 
 
+@remotable
 def check(engine: Engine, query: str) -> dict[str, Any]:
     """known / partial / unknown: how much of the task's words the best skill covers."""
     if not query.strip():

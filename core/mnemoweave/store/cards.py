@@ -107,14 +107,14 @@ def decide(
     )
 
 
-def cited(db: sqlite3.Connection, refs: Sequence[str]) -> set[str]:
-    """Which of these turn ids some card (pending or decided) already cites as evidence."""
+def cited(db: sqlite3.Connection, refs: Sequence[str], kind: str) -> set[str]:
+    """Which of these turn ids some card of this kind (pending or decided) already cites."""
     if not refs:
         return set()
     marks = ",".join("?" * len(refs))
     rows = db.execute(
         f"SELECT DISTINCT json_each.value FROM cards, json_each(cards.evidence)"
-        f" WHERE json_each.value IN ({marks})",
-        list(refs),
+        f" WHERE cards.suggested_kind = ? AND json_each.value IN ({marks})",
+        [kind, *refs],
     )
     return {row[0] for row in rows}

@@ -1,0 +1,22 @@
+"""Host adapters: a host's hook payloads -> canonical events for the Engine, and the
+answer the host reads back. Adapters use the Engine API only, never the store."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput
+from . import claude_code
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+HOSTS = {claude_code.HOST: claude_code}
+
+
+def handle(engine: Engine, host: str, event: str, payload: Any) -> dict[str, Any] | None:
+    """Run one host hook event; the JSON the host expects back, or None for no output."""
+    adapter = HOSTS.get(host)
+    if adapter is None:
+        raise InvalidInput(f"unknown host {host!r}; use one of: {', '.join(HOSTS)}")
+    return adapter.handle(engine, event, payload)

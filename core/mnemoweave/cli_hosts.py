@@ -1,0 +1,111 @@
+"""CLI commands that connect hosts: hook (what a host runs), install and uninstall."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from .cli import _emit, _engine, cli, json_option
+
+HOSTS = ("claude-code",)
+SCOPES = ("user", "project")
+
+
+@cli.command()
+@click.argument("host", type=click.Choice(HOSTS))
+@click.argument("event")
+def hook(host: str, event: str) -> None:
+    """Run one host hook: payload on stdin, the host's JSON on stdout; never fails the host."""
+    from .hook import run
+
+    sys.exit(run(host, event, sys.stdin.buffer, sys.stdout))
+
+
+def _scope_option(function):  # type: ignore[no-untyped-def]
+    return click.option(
+        "--scope",
+        type=click.Choice(SCOPES),
+        default="user",
+        show_default=True,
+        help="user: ~/.claude/settings.json; project: .claude/settings.json at the git root.",
+    )(function)
+
+
+@cli.command()
+@click.argument("host", type=click.Choice(HOSTS))
+@_scope_option
+@json_option
+def install(host: str, scope: str, as_json: bool) -> None:
+    """Merge mnemoweave's hooks into the host's settings (backup first, others untouched)."""
+    from .install import install as merge
+    from .install import settings_path
+
+    _done(merge(settings_path(scope)), as_json, "installed into")
+
+
+@cli.command()
+@click.argument("host", type=click.Choice(HOSTS))
+@_scope_option
+@json_option
+def uninstall(host: str, scope: str, as_json: bool) -> None:
+    """Remove mnemoweave's hooks from the host's settings (other hooks stay)."""
+    from .install import settings_path
+    from .install import uninstall as remove
+
+    _done(remove(settings_path(scope)), as_json, "removed from")
+
+
+def _done(result: dict, as_json: bool, verb: str) -> None:
+    if as_json:
+        _emit(result)
+    elif not result["changed"]:
+        click.echo(f"nothing to do: {result['settings']} is already as it should be")
+    else:
+        backup = f" (backup: {result['backup']})" if result["backup"] else ""
+        click.echo(f"hooks {verb} {result['settings']}{backup}")
+
+
+BATCH = 500  # turns stored per request while importing
+
+
+def import_claude_code(every: bool, as_json: bool) -> None:
+    """Backfill past Claude Code transcripts (~/.claude/projects): this project's, or all."""
+    from .adapters.claude_code import transcript_turns, transcripts_dir
+    from .projects import project_from_cwd
+
+    project = None if every else project_from_cwd(os.getcwd())
+    files = sorted(transcripts_dir(Path.home()).glob("*/*.jsonl"))
+    counts = {"transcripts": 0, "turns": 0, "duplicate": 0, "skipped": 0}
+    with (
+        _engine() as engine,
+        click.progressbar(
+            files, label="claude-code transcripts", file=sys.stderr, show_pos=True
+        ) as bar,
+    ):
+        for path in bar:
+            with path.open(encoding="utf-8", errors="replace") as lines:
+                turns = [t for t in transcript_turns(lines) if every or t.project == project]
+            if not turns:
+                continue
+            counts["transcripts"] += 1
+            rows = [
+                {
+                    k: getattr(t, k)
+                    for k in ("session", "role", "text", "ts", "host", "project", "key")
+                }
+                for t in turns
+            ]
+            for start in range(0, len(rows), BATCH):
+                for written in engine.ingest_many(rows[start : start + BATCH]):
+                    action = "turns" if written.action == "new" else written.action
+                    counts[action] = counts.get(action, 0) + 1
+    if as_json:
+        _emit(counts)
+        return
+    click.echo(
+        f"{counts['turns']} new turns from {counts['transcripts']} transcripts "
+        f"({counts['duplicate']} already stored); `mnemoweave distill` proposes cards from them"
+    )

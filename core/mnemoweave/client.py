@@ -1,0 +1,192 @@
+"""The daemon's client: HTTP/1.1 over the data dir's Unix socket, standard library only.
+
+Short-lived hook processes import this on every prompt, so it imports nothing but the
+standard library (not even http.client, which pulls in ssl and email): a request is one
+connection, one JSON body each way. `ensure_daemon` starts `mnemoweave serve` detached
+when no daemon answers.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing itself costs an import on the hot path
+if TYPE_CHECKING:
+    from typing import Any
+
+SOCKET_NAME = "daemon.sock"
+LOCK_NAME = "store.lock"  # the one-writer lock: the daemon holds it while it runs
+DAEMON_ROLE = "daemon"  # what the daemon writes into the lock file, after its pid
+LOG_NAME = "logs/daemon.log"
+DEFAULT_TIMEOUT = 30.0
+PROBE_TIMEOUT = 1.0
+
+
+class DaemonError(Exception):
+    """The daemon could not be reached, did not answer in time, or refused the request.
+
+    `status` is the HTTP status of a refusal (None when there was no answer); the message
+    is the daemon's own.
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def socket_path(home: Path | str) -> Path:
+    """Where the daemon of the data dir `home` listens."""
+    return Path(home) / SOCKET_NAME
+
+
+def _exchange(path: Path, raw: bytes, deadline: float) -> bytes:
+    """Send one request and read the whole answer (the daemon closes the connection)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(max(0.001, deadline - time.monotonic()))
+        sock.connect(str(path))
+        sock.sendall(raw)
+        chunks = []
+        while True:
+            sock.settimeout(max(0.001, deadline - time.monotonic()))
+            chunk = sock.recv(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        sock.close()
+
+
+def _parse(answer: bytes) -> tuple[int, Any]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status_line = head.split(b"\r\n", 1)[0].split()
+    if len(status_line) < 2 or not status_line[1].isdigit():
+        raise DaemonError("the daemon sent a malformed answer")
+    try:
+        return int(status_line[1]), json.loads(body) if body else {}
+    except ValueError:
+        raise DaemonError("the daemon sent a malformed answer") from None
+
+
+def request(
+    home: Path | str,
+    method: str,
+    path: str,
+    body: Any = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> dict[str, Any]:
+    """One API call (`path` is the URL path with any query string); the answer's JSON object.
+
+    Raises DaemonError when the daemon is not there, does not answer within `timeout`
+    seconds, or answers with a non-2xx status (with its message).
+    """
+    data = b"" if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: mnemoweave\r\nConnection: close\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+    )
+    where = socket_path(home)
+    try:
+        answer = _exchange(where, head.encode("utf-8") + data, time.monotonic() + timeout)
+    except TimeoutError:
+        raise DaemonError(f"the daemon did not answer {method} {path} in {timeout:g}s") from None
+    except OSError as exc:
+        raise DaemonError(f"no daemon at {where}: {exc.strerror or exc}") from None
+    status, payload = _parse(answer)
+    if not 200 <= status < 300:
+        message = payload.get("error") if isinstance(payload, dict) else None
+        raise DaemonError(message or f"the daemon answered HTTP {status}", status)
+    if not isinstance(payload, dict):
+        raise DaemonError("the daemon sent a malformed answer")
+    return payload
+
+
+def running(home: Path | str, timeout: float = PROBE_TIMEOUT) -> bool:
+    """Does a daemon answer on the data dir's socket?"""
+    if not socket_path(home).exists():
+        return False
+    try:
+        request(home, "GET", "/v1/daemon", timeout=timeout)
+    except DaemonError:
+        return False
+    return True
+
+
+def lock_holder(home: Path | str) -> tuple[int, str] | None:
+    """(pid, role) of the process holding the data dir's lock, or None when it is free."""
+    try:
+        fd = os.open(Path(home) / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid, _, role = os.pread(fd, 200, 0).decode("utf-8", "replace").strip().partition(" ")
+            return (int(pid), role) if pid.isdigit() else (0, "")
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def daemon_command() -> list[str]:
+    """How to run `mnemoweave` without relying on PATH: $MNEMOWEAVE_BIN, the script next to
+    this Python, else `python -m mnemoweave`."""
+    override = os.environ.get("MNEMOWEAVE_BIN")
+    if override:
+        return [override]
+    script = Path(sys.executable).with_name("mnemoweave")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "mnemoweave"]
+
+
+def _spawn(home: Path) -> bool:
+    """Start `mnemoweave serve` in its own session, output appended to the daemon log."""
+    import subprocess
+
+    log = home / LOG_NAME
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as out:
+            subprocess.Popen(
+                [*daemon_command(), "--home", str(home), "serve"],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+                close_fds=True,
+                env={**os.environ, "MNEMOWEAVE_HOME": str(home)},
+            )
+    except OSError:
+        return False
+    return True
+
+
+def ensure_daemon(home: Path | str, budget_seconds: float = 5.0) -> bool:
+    """A daemon answers for `home` within `budget_seconds`: start one if none runs.
+
+    A daemon still warming up (it holds the lock but does not answer yet) is waited for,
+    not started twice. False when none answered in time (one may still be starting).
+    """
+    home = Path(home)
+    deadline = time.monotonic() + budget_seconds
+    if running(home, timeout=min(PROBE_TIMEOUT, budget_seconds)):
+        return True
+    holder = lock_holder(home)
+    if (holder is None or holder[1] != DAEMON_ROLE) and not _spawn(home):
+        return False
+    pause = 0.01
+    while (left := deadline - time.monotonic()) > 0:
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.1)
+        if running(home, timeout=max(0.05, min(PROBE_TIMEOUT, deadline - time.monotonic()))):
+            return True
+    return False

@@ -1,0 +1,376 @@
+"""The API's route table: one entry per route drives dispatch, RemoteEngine and OpenAPI.
+
+A route has a method, a path (`{name}` segments are path parameters), a handler, the
+fields of its request (a JSON Schema each, in the order a caller passes them positionally)
+and a summary. Most handlers run an operation: an Engine method, or "module.function" for
+operations kept in modules (see operations.py). RemoteEngine calls the same entries, so an
+operation's arguments are listed once, here.
+
+Another module adds its routes with `add(Route(...))` before the daemon starts; its
+handlers get the same Context (the engine, used under the engine lock) and arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import import_module
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..errors import InvalidInput, MnemoweaveError, NotFound
+from ..model import SESSION_EVENTS, SessionEvent, Turn
+from ..wire import encode
+from .schema import (
+    ANY,
+    BOOL,
+    INT,
+    KIND,
+    OBJECT,
+    OPT_INT,
+    OPT_KIND,
+    OPT_NUM,
+    OPT_STR,
+    ROLE,
+    STR,
+    STRS,
+    array,
+    from_text,
+    one_of,
+    problem,
+    ref,
+)
+
+log = logging.getLogger("mnemoweave.daemon")
+Handler = Callable[..., Any]  # handler(ctx, **arguments) -> result
+
+
+@dataclass
+class Context:
+    """What a handler may use: the daemon's engine and the daemon's own state."""
+
+    engine: Any
+    state: Callable[[], dict[str, Any]] = dict
+    lock: threading.Lock = field(default_factory=threading.Lock)  # serialises engine calls
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str
+    handler: Handler
+    summary: str
+    fields: dict[str, dict[str, Any]] = field(default_factory=dict)  # in call order
+    required: tuple[str, ...] = ()
+    returns: dict[str, Any] = field(default_factory=dict)  # JSON Schema of "result"
+    op: str = ""  # the operation RemoteEngine exposes under this name ("" for none)
+    engine: bool = True  # runs under the engine lock
+    raw: bool = False  # answers with the result itself, not {"result": ...}
+
+    @cached_property
+    def path_params(self) -> tuple[str, ...]:
+        return tuple(re.findall(r"{(\w+)}", self.path))
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(re.sub(r"{(\w+)}", r"(?P<\1>[^/]*)", self.path))
+
+    def location(self, name: str) -> str:
+        """Where a field travels: in the path, the query string (GET) or the JSON body."""
+        if name in self.path_params:
+            return "path"
+        return "query" if self.method == "GET" else "body"
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _run(op: str) -> Handler:
+    module, _, name = op.rpartition(".")
+
+    def handler(ctx: Context, **arguments: Any) -> Any:
+        if module:
+            target = getattr(import_module(f"mnemoweave.{module}"), name)
+            return target(ctx.engine, **arguments)
+        return getattr(ctx.engine, name)(**arguments)
+
+    return handler
+
+
+def operation(
+    method: str,
+    path: str,
+    op: str,
+    summary: str,
+    fields: dict[str, dict[str, Any]] | None = None,
+    required: tuple[str, ...] = (),
+    returns: dict[str, Any] = ANY,
+    handler: Handler | None = None,
+) -> Route:
+    """A route that runs an operation (by default the Engine method or function `op`)."""
+    return Route(method, path, handler or _run(op), summary, fields or {}, required, returns, op)
+
+
+# --- handlers that are more than a call ---------------------------------------------------
+
+
+def _daemon(ctx: Context) -> dict[str, Any]:
+    return ctx.state()
+
+
+def _openapi(ctx: Context) -> dict[str, Any]:
+    from .openapi import spec
+
+    return spec()
+
+
+def _session_event(ctx: Context, session: str, event: str, **details: Any) -> None:
+    return ctx.engine.handle(SessionEvent(event, session, **details))
+
+
+def _classify(ctx: Context, text: str, role: str = "user") -> Any:
+    if not text.strip():
+        raise InvalidInput("nothing to classify: the text is empty")
+    return ctx.engine.classify(Turn("api", role, text))
+
+
+_REVIEW_OPTIONS = {"accept": {"kind", "summary", "title"}, "reject": {"why"}}
+
+
+def _review(ctx: Context, ref: str, decision: str, **options: Any) -> Any:
+    misplaced = sorted(set(options) - _REVIEW_OPTIONS[decision])
+    if misplaced:
+        other = "reject" if decision == "accept" else "accept"
+        raise InvalidInput(f"{', '.join(misplaced)}: only with {other}")
+    return ctx.engine.review(ref, decision, **options)
+
+
+def _teach(ctx: Context, name: str, **parts: Any) -> Any:
+    from .. import skills
+
+    every = {"summary": "", "triggers": (), "steps": (), "source_urls": ()} | parts
+    return skills.teach(ctx.engine, name, **every)  # reports every missing part at once
+
+
+# --- the table -----------------------------------------------------------------------------
+
+ID = STR
+WRITTEN = ref("Written")
+# fmt: off
+ROUTES: list[Route] = [
+    Route("GET", "/openapi.json", _openapi, "This API's OpenAPI 3.1 schema.", engine=False,
+          raw=True, returns=OBJECT),
+    Route("GET", "/v1/daemon", _daemon,
+          "The daemon: pid, start time, uptime, socket, request counts, last error.",
+          engine=False, returns=ref("DaemonState")),
+    operation("GET", "/v1/status", "status",
+              "What is stored, where, and which versions.", returns=OBJECT),
+    operation("GET", "/v1/retrieval", "retrieval_mode",
+              "The retrieval mode in words (hybrid or lexical-only, and why).", returns=STR),
+    operation("POST", "/v1/turns", "ingest",
+              "Store one raw turn; it is classified, and one that is not chat becomes a card.",
+              {"session": STR, "role": ROLE, "text": STR, "host": STR, "project": OPT_STR,
+               "ts": OPT_NUM, "key": OPT_STR}, ("session", "role", "text"), WRITTEN),
+    operation("POST", "/v1/turns/batch", "ingest_many",
+              "Store many raw turns in one transaction (backfills); all are checked first.",
+              {"turns": array(OBJECT)}, ("turns",), array(WRITTEN)),
+    Route("POST", "/v1/sessions/{session}/{event}", _session_event,
+          "A session event (start, idle, pre_compact, end) for the plugins to act on.",
+          {"session": STR, "event": one_of(*SESSION_EVENTS), "host": STR, "project": STR,
+           "ts": OPT_NUM, "source": STR}, ("session", "event"), {"type": "null"}),
+    operation("POST", "/v1/weave", "weave",
+              "The context for the next model turn: scene, knowledge and nudge tiers.",
+              {"query": STR, "session": OPT_STR, "project": OPT_STR, "budget": OPT_INT},
+              ("query",), ref("Weave")),
+    operation("POST", "/v1/search", "search",
+              "Hybrid search over memories and/or raw turns, best first.",
+              {"query": STR, "k": OPT_INT, "project": OPT_STR, "kind": OPT_KIND,
+               "source": one_of("memories", "turns", "all"),
+               "mode": one_of("hybrid", "lexical", "dense"), "touch": BOOL},
+              ("query",), array(ref("Hit"))),
+    operation("POST", "/v1/classify", "classify",
+              "The kind of a turn and a confidence.", {"text": STR, "role": ROLE},
+              ("text",), ref("Classification"), _classify),
+    operation("POST", "/v1/memories", "remember",
+              "Store a memory; an exact or near duplicate in the same scope merges.",
+              {"text": STR, "kind": KIND, "project": OPT_STR, "tags": STRS,
+               "importance": OPT_INT, "title": OPT_STR, "evidence": STRS, "actor": STR},
+              ("text",), WRITTEN),
+    operation("GET", "/v1/memories", "list", "Newest memories first, or the trash.",
+              {"n": INT, "kind": OPT_KIND, "project": OPT_STR, "trashed": BOOL},
+              returns=array(ref("Memory"))),
+    operation("GET", "/v1/records/{ref}", "get",
+              "One memory (m_N), raw turn (t_N) or card (c_N), trashed memories included.",
+              {"ref": ID}, ("ref",),
+              {"anyOf": [ref("Memory"), ref("Turn"), ref("Card")]}),
+    operation("GET", "/v1/records/{ref}/evidence", "evidence",
+              "The raw turns behind a memory or card, in session order.", {"ref": ID},
+              ("ref",), array(ref("Turn"))),
+    operation("POST", "/v1/memories/{ref}/forget", "forget",
+              "Move a memory to the trash.", {"ref": ID, "actor": STR}, ("ref",), WRITTEN),
+    operation("POST", "/v1/memories/{ref}/restore", "restore",
+              "Take a memory out of the trash.", {"ref": ID, "actor": STR}, ("ref",),
+              WRITTEN),
+    operation("POST", "/v1/records/{ref}/purge", "purge",
+              "Delete a memory or turn for good, with its index entries and audit content.",
+              {"ref": ID, "actor": STR}, ("ref",), WRITTEN),
+    operation("POST", "/v1/trash/purge", "purge_expired",
+              "Purge memories trashed longer than trash_days.", {"now": OPT_NUM},
+              returns=array(STR)),
+    operation("POST", "/v1/distill", "distill",
+              "Propose cards from the turns not yet distilled (oldest first).",
+              {"session": OPT_STR, "since": OPT_NUM, "offset": INT, "limit": OPT_INT},
+              returns=array(ref("Card"))),
+    operation("GET", "/v1/cards", "pending", "Candidate cards awaiting review.",
+              {"project": OPT_STR, "limit": INT}, returns=array(ref("Card"))),
+    operation("POST", "/v1/cards/{ref}/review", "review",
+              "Accept a pending card (kind, summary, title) or reject it (why).",
+              {"ref": ID, "decision": one_of("accept", "reject"), "kind": OPT_KIND,
+               "summary": OPT_STR, "title": OPT_STR, "why": STR},
+              ("ref", "decision"), WRITTEN, _review),
+    operation("POST", "/v1/memories/{ref}/feedback", "feedback",
+              "useful / wrong move a memory's weight; outdated retires it.",
+              {"ref": ID, "verdict": one_of("useful", "wrong", "outdated")},
+              ("ref", "verdict"), WRITTEN),
+    operation("POST", "/v1/memories/{old}/supersede", "supersede",
+              "`new` replaces `old` (kept for audit, no longer surfacing).",
+              {"old": ID, "new": ID}, ("old", "new"), WRITTEN),
+    operation("GET", "/v1/turns", "rehydrate",
+              "The raw turns of a session or time window, or those matching words.",
+              {"session": OPT_STR, "start": OPT_NUM, "end": OPT_NUM, "match": OPT_STR,
+               "limit": INT}, returns=array(ref("Turn"))),
+    operation("POST", "/v1/skills", "skills.teach",
+              "Save or update a skill (every missing piece is reported at once).",
+              {"name": STR, "summary": STR, "triggers": STRS, "steps": STRS,
+               "source_urls": STRS}, ("name",), ref("Skill"), _teach),
+    operation("GET", "/v1/skills", "skills.listing", "Every skill, most used first.",
+              returns=array(ref("Skill"))),
+    operation("POST", "/v1/skills/check", "skills.check",
+              "Is a task known, partly known or unknown? With the best matching skill.",
+              {"query": STR}, ("query",), OBJECT),
+    operation("POST", "/v1/skills/{name}/load", "skills.load",
+              "A skill's full steps (counts a use).", {"name": STR}, ("name",), ref("Skill")),
+    operation("GET", "/v1/hygiene", "hygiene.report",
+              "Near-duplicates, stale memories and index drift; changes nothing.",
+              {"now": OPT_NUM}, returns=OBJECT),
+    operation("POST", "/v1/import", "import_path",
+              "Import turns (.jsonl) and memories (.md) from a file or directory on this "
+              "machine, all or nothing.", {"path": STR}, ("path",), OBJECT),
+    operation("POST", "/v1/export", "export",
+              "Write memories as Markdown and turns as JSONL into a directory on this machine.",
+              {"directory": STR}, ("directory",), array(STR)),
+    operation("POST", "/v1/doctor", "doctor",
+              "Check the store and its indexes; with repair, rebuild what can be rebuilt.",
+              {"repair": BOOL}, returns=array(ref("Check"))),
+]
+# fmt: on
+
+
+def add(*routes: Route) -> None:
+    """Add routes to the table (before the daemon starts; OpenAPI lists them too)."""
+    for route in routes:
+        undeclared = set(route.path_params) - set(route.fields)
+        if undeclared:
+            raise ValueError(f"{route.path}: path parameters without a field: {undeclared}")
+        taken = [r for r in ROUTES if (r.method, r.path) == (route.method, route.path)]
+        if taken or (route.op and route.op in operations()):
+            raise ValueError(f"{route.method} {route.path} ({route.op or 'no op'}) exists")
+        ROUTES.append(route)
+
+
+def operations() -> dict[str, Route]:
+    """The routes RemoteEngine can call, by operation name."""
+    return {route.op: route for route in ROUTES if route.op}
+
+
+# --- dispatch ------------------------------------------------------------------------------
+
+
+def find(method: str, path: str) -> tuple[Route, dict[str, str]]:
+    """The route for a request (literal paths before parameterised ones) and its path values."""
+    allowed = []
+    for route in sorted(ROUTES, key=lambda r: len(r.path_params)):
+        found = route.pattern.fullmatch(path)
+        if found is None:
+            continue
+        if route.method == method:
+            return route, {name: unquote(value) for name, value in found.groupdict().items()}
+        allowed.append(route.method)
+    if allowed:
+        raise ApiError(405, f"{method} is not allowed on {path}; use {', '.join(allowed)}")
+    raise ApiError(404, f"no route {method} {path}")
+
+
+def _body(raw: bytes) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ApiError(400, f"the request body is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+    return data
+
+
+def arguments(route: Route, path_values: dict[str, str], query: str, raw: bytes) -> dict:
+    """The handler's arguments from the path, query string and body, checked against the
+    route's fields (unknown and missing fields are refused by name)."""
+    values: dict[str, Any] = {
+        name: from_text(name, text, route.fields[name]) for name, text in path_values.items()
+    }
+    if route.method == "GET":
+        given = {
+            name: from_text(name, texts[-1], route.fields.get(name, STR))
+            for name, texts in parse_qs(query, keep_blank_values=True).items()
+        }
+        where = "query"
+    else:
+        given, where = _body(raw), "body"
+    accepted = [name for name in route.fields if route.location(name) == where]
+    unknown = sorted(set(given) - set(accepted))
+    if unknown:
+        known = ", ".join(accepted) or "none"
+        raise ApiError(400, f"unknown field(s) {', '.join(unknown)}; accepted: {known}")
+    values |= given
+    missing = [name for name in route.required if name not in values]
+    if missing:
+        raise ApiError(400, f"missing field(s): {', '.join(missing)}")
+    for name, value in values.items():
+        found = problem(name, value, route.fields[name])
+        if found:
+            raise ApiError(400, found)
+    return values
+
+
+def respond(ctx: Context, method: str, target: str, raw: bytes) -> tuple[int, Any]:
+    """Status and JSON payload for one request. Errors are {"error": one line}: 400 for bad
+    input, 404 for unknown ids and routes, 500 (logged with its trace) for anything else."""
+    parts = urlsplit(target)
+    try:
+        route, path_values = find(method, parts.path)
+        values = arguments(route, path_values, parts.query, raw)
+        if route.engine:
+            with ctx.lock:
+                result = route.handler(ctx, **values)
+        else:
+            result = route.handler(ctx, **values)
+        return 200, result if route.raw else {"result": encode(result)}
+    except ApiError as exc:
+        return exc.status, {"error": str(exc)}
+    except NotFound as exc:
+        return 404, {"error": str(exc)}
+    except MnemoweaveError as exc:
+        return 400, {"error": str(exc)}
+    except Exception as exc:
+        log.exception("%s %s failed", method, parts.path)
+        message = " ".join(str(exc).split())[:300]
+        return 500, {"error": f"internal error: {type(exc).__name__}: {message}"}

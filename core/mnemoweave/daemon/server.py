@@ -1,0 +1,262 @@
+"""The daemon: one warm Engine behind the HTTP JSON API on the data dir's Unix socket.
+
+`serve(home)` takes the one-writer lock (a second daemon refuses), writes the pid file,
+warms the engine (store, models and index, jieba, the classifier) so the first hook call
+is fast, binds `daemon.sock` (mode 0600) and serves requests on threads, engine calls one
+at a time. SIGTERM or SIGINT, or `daemon_idle_minutes` without a request, stops it
+gracefully: no new connections, in-flight requests finish, the socket and pid file go.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socketserver
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..client import DAEMON_ROLE, LOG_NAME, DaemonError, lock_holder, socket_path
+from ..config import load_config
+from ..model import Turn
+from .process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
+from .routes import ApiError, Context, respond
+
+log = logging.getLogger("mnemoweave.daemon")
+MAX_BODY = 64 * 1024 * 1024
+SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes on Linux (104 on macOS), NUL included
+TICK = 0.1  # how often the main thread looks at the stop flag and the idle timer
+
+
+class DaemonState:
+    """What `GET /v1/daemon` (and `mnemoweave status`) reports, kept thread-safe."""
+
+    def __init__(self, home: Path, idle_minutes: float) -> None:
+        self.home = home
+        self.idle_minutes = idle_minutes
+        self.started = time.time()
+        self.total = self.refused = self.failed = self.active = 0
+        self.last_error: dict[str, Any] | None = None
+        self._last_activity = time.monotonic()
+        self._lock = threading.Lock()
+
+    def begin(self) -> None:
+        with self._lock:
+            self.active += 1
+            self._last_activity = time.monotonic()
+
+    def end(self, status: int, payload: Any, request: str) -> None:
+        with self._lock:
+            self.active -= 1
+            self.total += 1
+            self._last_activity = time.monotonic()
+            if 400 <= status < 500:
+                self.refused += 1
+            elif status >= 500:
+                self.failed += 1
+                message = payload.get("error", "") if isinstance(payload, dict) else ""
+                self.last_error = {"time": time.time(), "route": request, "message": message}
+
+    def idle_seconds(self) -> float:
+        with self._lock:
+            return 0.0 if self.active else time.monotonic() - self._last_activity
+
+    def snapshot(self) -> dict[str, Any]:
+        """Called from within a request, which is why `in_flight` leaves one out."""
+        with self._lock:
+            return {
+                "pid": os.getpid(),
+                "started": self.started,
+                "uptime": round(time.time() - self.started, 3),
+                "socket": str(socket_path(self.home)),
+                "home": str(self.home),
+                "idle_minutes": self.idle_minutes,
+                "requests": {
+                    "total": self.total,
+                    "refused": self.refused,
+                    "failed": self.failed,
+                    "in_flight": max(0, self.active - 1),
+                },
+                "last_error": self.last_error,
+                "log": str(self.home / LOG_NAME),
+            }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.0"  # one request per connection, closed after the answer
+    server_version = f"mnemoweave/{__version__}"
+    timeout = 10  # a client that stops sending cannot hold a thread (and shutdown) for long
+
+    def _serve(self) -> None:
+        state, ctx = self.server.state, self.server.ctx
+        # http.server reads the request line as Latin-1; a raw UTF-8 path is taken as UTF-8
+        target = self.path.encode("latin-1").decode("utf-8", "replace")
+        state.begin()
+        status, payload = 500, {"error": "internal error"}
+        try:
+            status, payload = respond(ctx, self.command, target, self._body())
+        except ApiError as exc:
+            status, payload = exc.status, {"error": str(exc)}
+        finally:
+            state.end(status, payload, f"{self.command} {target.split('?')[0]}")
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self) -> bytes:
+        text = self.headers.get("Content-Length") or "0"
+        if not text.isdigit():
+            raise ApiError(400, f"bad Content-Length {text!r}")
+        if int(text) > MAX_BODY:
+            raise ApiError(413, f"the request body exceeds {MAX_BODY} bytes")
+        return self.rfile.read(int(text)) if int(text) else b""
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Requests are counted, not logged (a Unix socket peer has no address to log)."""
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = False  # in-flight requests finish before the daemon exits
+    block_on_close = True
+
+    def __init__(self, path: str, state: DaemonState, ctx: Context) -> None:
+        self.state, self.ctx = state, ctx
+        super().__init__(path, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that broke (a client gone before its answer): logged, not printed."""
+        log.warning("a connection failed", exc_info=True)
+
+
+def warm(engine: Any) -> None:
+    """Load now what the first call would: store, models and index, jieba, the classifier."""
+    engine.retrieval_mode()  # opens the store, loads the models and their vector indexes
+    engine.classify(Turn("warm-up", "user", "warm up 预热"))
+    engine.search("warm up 预热", k=1, touch=False)
+    engine.weave("")
+
+
+def _bind(where: Path, state: DaemonState, ctx: Context) -> _Server:
+    where.unlink(missing_ok=True)  # left by a daemon that died: the lock is ours now
+    umask = os.umask(0o177)  # the socket is never open to others, not even for a moment
+    try:
+        server = _Server(str(where), state, ctx)
+    finally:
+        os.umask(umask)
+    os.chmod(where, 0o600)
+    return server
+
+
+def _log_to(home: Path) -> logging.Handler:
+    path = home / LOG_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    root = logging.getLogger("mnemoweave")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return handler
+
+
+def _take(lock: StoreLock, home: Path) -> None:
+    holder = lock_holder(home)
+    if holder is not None and holder[1] == DAEMON_ROLE:
+        raise DaemonError(
+            f"a daemon already serves {home} (pid {holder[0]}); `mnemoweave stop` stops it"
+        )
+    if not lock.acquire(DAEMON_ROLE, wait=LOCK_WAIT):
+        raise DaemonError(f"the store is busy: {holder_text(home)} holds {lock.path}")
+
+
+class _Stop:
+    """Set from a signal handler: a plain attribute, since a lock taken there could deadlock."""
+
+    reason = ""
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        self.reason = signal.Signals(signum).name
+
+
+def serve(home: Path, echo: Callable[[str], None] = print) -> None:
+    """Run the daemon for `home` until SIGTERM/SIGINT or the idle timeout."""
+    stop = _Stop()
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        where = socket_path(home)
+        if len(os.fsencode(where)) > SOCKET_PATH_MAX:
+            raise DaemonError(
+                f"the socket path {where} is too long for a Unix socket "
+                f"(at most {SOCKET_PATH_MAX} bytes): use a shorter MNEMOWEAVE_HOME"
+            )
+        config = load_config(home)
+        lock = StoreLock(home)
+        _take(lock, home)
+        log_handler = _log_to(home)
+        try:
+            write_pid(home)
+            _run(home, config, where, stop, echo)
+        except BaseException:
+            log.exception("the daemon failed")
+            raise
+        finally:
+            remove_pid(home)
+            lock.release()
+            logging.getLogger("mnemoweave").removeHandler(log_handler)
+            log_handler.close()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> None:
+    from ..engine import Engine
+
+    began = time.monotonic()
+    engine = Engine(home, config)
+    state = DaemonState(home, config.daemon_idle_minutes)
+    ctx = Context(engine, state.snapshot)
+    try:
+        warm(engine)
+        log.info("warm in %.2fs: %s", time.monotonic() - began, engine.retrieval_mode())
+        if stop.reason:
+            return
+        from . import hosts
+
+        host_side = hosts.start(ctx)  # replays the spool, follows transcripts
+        server = _bind(where, state, ctx)
+        accepting = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": TICK}, name="accept"
+        )
+        accepting.start()
+        try:
+            log.info("serving %s (pid %d)", where, os.getpid())
+            echo(f"serving {where} (pid {os.getpid()})")
+            idle_limit = config.daemon_idle_minutes * 60
+            while not stop.reason:
+                time.sleep(TICK)
+                if idle_limit > 0 and state.idle_seconds() >= idle_limit:
+                    stop.reason = f"idle for {config.daemon_idle_minutes:g} minutes"
+            log.info("%s: stopping", stop.reason)
+        finally:
+            server.shutdown()  # stop accepting
+            where.unlink(missing_ok=True)
+            server.server_close()  # waits for the requests in flight
+            accepting.join()
+            host_side.stop()
+        log.info("stopped after %d requests", state.total)
+    finally:
+        with ctx.lock:
+            engine.close()

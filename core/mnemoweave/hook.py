@@ -1,0 +1,122 @@
+"""Running one host hook: payload on stdin -> the daemon -> the host's JSON on stdout.
+
+Standard library only: a hook is a short-lived process on the host's hot path. It fails
+open: on any error, timeout or bad payload it prints nothing, logs one line to
+`$MNEMOWEAVE_HOME/logs/hooks.log` and exits 0 (never 2, which would block the host). When
+no daemon answers it starts one and waits at most what is left of the event's budget; a
+payload the daemon did not take is spooled under `spool/` and stored when the daemon
+starts, so no turn is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from . import client
+
+# Seconds each event may spend end to end. The prompt path is the one the user waits on.
+BUDGETS = {"SessionStart": 3.0, "UserPromptSubmit": 0.25, "SessionEnd": 1.0, "PreCompact": 5.0}
+DEFAULT_BUDGET = 2.0
+MAX_PAYLOAD = 16 * 1024 * 1024  # bytes read from stdin; a longer payload is cut (and logged)
+SPOOL = "spool"
+
+
+def home() -> Path:
+    value = os.environ.get("MNEMOWEAVE_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".mnemoweave"
+
+
+def budget(event: str) -> float:
+    """The event's budget in seconds; MNEMOWEAVE_HOOK_BUDGET_MS sets the prompt path's."""
+    override = os.environ.get("MNEMOWEAVE_HOOK_BUDGET_MS", "")
+    if event == "UserPromptSubmit" and override.isdigit():
+        return int(override) / 1000
+    return BUDGETS.get(event, DEFAULT_BUDGET)
+
+
+def log(where: Path, message: str) -> None:
+    try:
+        (where / "logs").mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        with open(where / "logs" / "hooks.log", "a", encoding="utf-8") as out:
+            out.write(f"{stamp} {' '.join(message.split())[:500]}\n")
+    except OSError:
+        pass
+
+
+def spool(where: Path, host: str, event: str, payload: Any) -> Path:
+    """Keep a payload the daemon did not take (0600), for the daemon to replay."""
+    folder = where / SPOOL
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{time.time_ns()}-{os.getpid()}.json"
+    record = {"host": host, "event": event, "payload": payload}
+    fd = os.open(folder / f".{name}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(record, out, ensure_ascii=False)
+    os.replace(folder / f".{name}", folder / name)  # whole files only
+    return folder / name
+
+
+def _deliver(where: Path, host: str, event: str, payload: Any, deadline: float) -> Any:
+    path, body = f"/v1/hooks/{host}/{event}", {"payload": payload}
+    try:
+        return client.request(where, "POST", path, body, timeout=deadline - time.monotonic())
+    except client.DaemonError as exc:
+        if exc.status is not None or client.running(where):
+            raise  # refused, or there but slow: retrying would only spend the budget
+    if not client.ensure_daemon(where, max(0.0, deadline - time.monotonic())):
+        raise client.DaemonError("the daemon did not start within the hook's budget")
+    return client.request(where, "POST", path, body, timeout=deadline - time.monotonic())
+
+
+def run(host: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
+    """One hook invocation; always returns 0."""
+    deadline = time.monotonic() + budget(event)
+    where = home()
+    try:
+        raw = stdin.read(MAX_PAYLOAD + 1)
+        if len(raw) > MAX_PAYLOAD:
+            log(where, f"{host} {event}: payload over {MAX_PAYLOAD} bytes, cut")
+            raw = raw[:MAX_PAYLOAD]
+        payload = json.loads(raw.decode("utf-8", "replace"))
+    except (OSError, ValueError) as exc:
+        log(where, f"{host} {event}: unreadable payload: {exc}")
+        return 0
+    try:
+        answer = _deliver(where, host, event, payload, deadline)
+    except client.DaemonError as exc:
+        if exc.status is not None and exc.status < 500:
+            log(where, f"{host} {event}: refused: {exc}")
+            return 0
+        try:
+            spooled = spool(where, host, event, payload)
+            log(where, f"{host} {event}: {exc}; spooled to {spooled.name}")
+        except OSError as error:
+            log(where, f"{host} {event}: {exc}; could not spool: {error}")
+        return 0
+    except Exception as exc:  # fail open, whatever happened
+        log(where, f"{host} {event}: {type(exc).__name__}: {exc}")
+        return 0
+    output = answer.get("output") if isinstance(answer, dict) else None
+    if output:
+        stdout.write(json.dumps(output, ensure_ascii=False))
+        stdout.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m mnemoweave.hook HOST EVENT` (what the hook scripts run)."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        log(home(), f"hook called with {args!r}; expected HOST EVENT")
+        return 0
+    return run(args[0], args[1], sys.stdin.buffer, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Starting and stopping real daemon processes on throw-away data dirs (lexical-only).
+
+A Unix socket path is limited to ~107 bytes, so data dirs sit right under pytest's base
+temp dir. Every start, request and stop is bounded in time.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mnemoweave import client
+
+START_WITHIN = 60.0  # seconds a daemon may take to answer (imports, jieba, warm-up)
+STOP_WITHIN = 20.0
+
+
+def make_home(factory: pytest.TempPathFactory) -> Path:
+    """A data dir under pytest's base temp dir (kept like every tmp_path: in-process jieba
+    remembers the first data dir it was set up in), with a short enough socket path."""
+    home = factory.mktemp("mw")
+    assert len(str(home / "daemon.sock")) <= 100, f"{home}: too long for a Unix socket path"
+    (home / "config.toml").write_text('embedder = "none"\n', encoding="utf-8")
+    return home
+
+
+def daemon_env(home: Path, **settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")}
+    return env | {"MNEMOWEAVE_HOME": str(home)} | settings
+
+
+class Daemon:
+    """A `mnemoweave serve` process started by a test."""
+
+    def __init__(self, home: Path, process: subprocess.Popen) -> None:
+        self.home, self.process = home, process
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def request(self, method: str, path: str, body=None, timeout: float = 30.0) -> dict:
+        return client.request(self.home, method, path, body, timeout=timeout)
+
+    def call(self, method: str, path: str, body=None):
+        return self.request(method, path, body)["result"]
+
+    def wait(self, timeout: float = STOP_WITHIN) -> int:
+        return self.process.wait(timeout=timeout)
+
+    def stop(self) -> int:
+        """SIGTERM, then (only if it hangs) SIGKILL; the exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=STOP_WITHIN)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=STOP_WITHIN)
+            raise
+        finally:
+            for stream in (self.process.stdout, self.process.stderr):
+                if stream:
+                    stream.close()
+
+
+def start_daemon(home: Path, **settings: str) -> Daemon:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mnemoweave", "serve"],
+        env=daemon_env(home, **settings),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + START_WITHIN
+    while not client.running(home, timeout=1.0):
+        if process.poll() is not None:
+            raise AssertionError(f"the daemon exited {process.returncode}: {process.stderr.read()}")
+        if time.monotonic() > deadline:
+            process.kill()
+            process.wait(timeout=STOP_WITHIN)
+            raise AssertionError(f"the daemon did not answer within {START_WITHIN}s")
+        time.sleep(0.05)
+    return Daemon(home, process)
