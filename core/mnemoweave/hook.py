@@ -49,12 +49,26 @@ def log(where: Path, message: str) -> None:
         pass
 
 
+def _scrubbed(value: Any) -> Any:
+    """Every string with its secrets redacted and private spans dropped, as stored text is."""
+    from .text import clean
+
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [_scrubbed(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _scrubbed(item) for key, item in value.items()}
+    return value
+
+
 def spool(where: Path, host: str, event: str, payload: Any) -> Path:
-    """Keep a payload the daemon did not take (0600), for the daemon to replay."""
+    """Keep a payload the daemon did not take (0600, secrets redacted), for the daemon to
+    replay."""
     folder = where / SPOOL
     folder.mkdir(parents=True, exist_ok=True)
     name = f"{time.time_ns()}-{os.getpid()}.json"
-    record = {"host": host, "event": event, "payload": payload}
+    record = {"host": host, "event": event, "payload": _scrubbed(payload)}
     fd = os.open(folder / f".{name}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         json.dump(record, out, ensure_ascii=False)

@@ -108,6 +108,17 @@ def check_importance(value: int) -> int:
     return value
 
 
+MAX_TEXT = 200_000  # characters stored of one turn or memory; the rest is cut, with a marker
+
+
+def bounded(text: str, given: int) -> str:
+    """The text, or its head with a marker saying how much of the `given` characters was
+    cut (never silently). Callers clean at most twice the limit: the rest goes anyway."""
+    if len(text) <= MAX_TEXT and given <= 2 * MAX_TEXT:
+        return text
+    return f"{text[:MAX_TEXT]}\n[truncated: kept {min(MAX_TEXT, len(text))} of {given} characters]"
+
+
 def _title_from(body: str, limit: int = 60) -> str:
     first = body.strip().splitlines()[0].strip()
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
@@ -129,7 +140,7 @@ def draft_memory(
     check_importance(importance)
     if not text or not text.strip():
         raise InvalidInput("nothing to remember: the text is empty")
-    body = clean(text)
+    body = bounded(clean(text[: 2 * MAX_TEXT]), len(text))
     if not body:
         return None
     return MemoryDraft(
@@ -160,7 +171,7 @@ def draft_turn(
         raise InvalidInput("a turn needs a session id")
     if not text or not text.strip():
         raise InvalidInput("nothing to ingest: the text is empty")
-    body = clean(text)
+    body = bounded(clean(text[: 2 * MAX_TEXT]), len(text))
     if not body:
         return None
     ts = time.time() if ts is None else ts

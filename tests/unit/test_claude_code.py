@@ -237,3 +237,19 @@ def test_import_claude_code_backfills_this_projects_transcripts_or_all(tmp_path,
     every = runner.invoke(cli, ["import", "claude-code", "--all", "--json"])
     assert json.loads(every.stdout) == {"transcripts": 2, "turns": 2, "duplicate": 2, "skipped": 0}
     assert runner.invoke(cli, ["import", "somewhere.md", "--all"]).exit_code == 2
+
+
+def test_a_spooled_payload_keeps_no_secret_and_no_private_span(tmp_path):
+    from mnemoweave import hook
+
+    secret = "sk-ant-api03-" + "A1b2C3d4" * 6
+    prompt = payload(
+        "UserPromptSubmit", prompt=f"use key {secret} <private>my diary</private> please"
+    )
+    path = hook.spool(tmp_path, "claude-code", "UserPromptSubmit", prompt)
+    assert path.stat().st_mode & 0o777 == 0o600
+    raw = path.read_text()
+    assert secret not in raw and "my diary" not in raw
+    record = json.loads(raw)
+    assert record["payload"]["prompt"] == "use key [REDACTED:api-key]  please"
+    assert record["payload"]["session_id"] == prompt["session_id"]

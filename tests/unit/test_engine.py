@@ -165,3 +165,15 @@ def test_status_counts(engine):
     assert status["data_dir"] == str(engine.home)
     assert status["versions"]["schema"] == "m005_turn_distilled"
     assert status["sizes"]["db_bytes"] > 0
+
+
+def test_a_huge_turn_is_stored_cut_with_a_marker_never_dropped(engine):
+    from mnemoweave.writes import MAX_TEXT
+
+    huge = "以后日志都用英文。" + "x" * (10 * 1024 * 1024)
+    written = engine.ingest("s", "user", huge)
+    stored = engine.get(written.id).text
+    assert stored.startswith("以后日志都用英文。") and len(stored) < MAX_TEXT + 100
+    assert stored.endswith(f"[truncated: kept {MAX_TEXT} of {len(huge)} characters]")
+    memory = engine.get(engine.remember(huge).id)
+    assert memory.body.endswith("characters]") and len(memory.body) < MAX_TEXT + 100
