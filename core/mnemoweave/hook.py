@@ -98,8 +98,8 @@ def run(host: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
             log(where, f"{host} {event}: payload over {MAX_PAYLOAD} bytes, cut")
             raw = raw[:MAX_PAYLOAD]
         payload = json.loads(raw.decode("utf-8", "replace"))
-    except (OSError, ValueError) as exc:
-        log(where, f"{host} {event}: unreadable payload: {exc}")
+    except (OSError, ValueError, RecursionError) as exc:
+        log(where, f"{host} {event}: unreadable payload: {type(exc).__name__}: {exc}")
         return 0
     try:
         answer = _deliver(where, host, event, payload, deadline)

@@ -79,6 +79,7 @@ def clean(text: str) -> str:
 
     Returns "" when nothing storable remains.
     """
+    text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates become "?"
     text = text.replace("\x00", "").replace("\r\n", "\n")
     return redact(drop_private(text)).strip()
 

@@ -316,9 +316,22 @@ def _body(raw: bytes) -> dict[str, Any]:
         data = json.loads(raw)
     except ValueError as exc:
         raise ApiError(400, f"the request body is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ApiError(400, "the request body is nested too deeply") from None
     if not isinstance(data, dict):
         raise ApiError(400, "the request body must be a JSON object")
-    return data
+    return _encodable(data)
+
+
+def _encodable(value: Any) -> Any:
+    """JSON may carry lone surrogates ("\\ud800") that no store can encode: they become "?"."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    if isinstance(value, dict):
+        return {_encodable(key): _encodable(item) for key, item in value.items()}
+    return value
 
 
 def arguments(route: Route, path_values: dict[str, str], query: str, raw: bytes) -> dict:
