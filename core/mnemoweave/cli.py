@@ -311,8 +311,11 @@ def import_(path: Path, every: bool, as_json: bool) -> None:
         return
     if every:
         raise UserError("--all goes with `import claude-code`")
+    from .transfer import collect
+
+    records = collect(path)  # read here: the daemon never opens a path it is given
     with _engine() as engine:
-        counts = engine.import_path(path)
+        counts = engine.import_records(records)
     if as_json:
         _emit(counts)
     else:
@@ -323,9 +326,12 @@ def import_(path: Path, every: bool, as_json: bool) -> None:
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 def export(directory: Path) -> None:
     """Write memories as Markdown (and turns as JSONL) into DIRECTORY."""
+    from .files import write_files
+
     with _engine() as engine:
-        for path in engine.export(directory):
-            click.echo(str(path))
+        files = engine.export_files()
+    for path in write_files(directory, files):  # written here, not by the daemon
+        click.echo(str(path))
 
 
 @cli.command()

@@ -450,15 +450,27 @@ class Engine:
 
     def import_path(self, path: Path) -> dict[str, int]:
         """Import turns (.jsonl) and memories (.md) from a file or directory, all or nothing."""
-        from .files import import_path
+        from .transfer import collect
 
-        return import_path(self, Path(path))
+        return self.import_records(collect(Path(path)))
+
+    def import_records(self, records: Sequence[Any]) -> dict[str, int]:
+        """Import turns and memory records (`transfer.collect` reads them), all or nothing."""
+        from .files import import_records
+
+        return import_records(self, records)
 
     def export(self, directory: Path) -> list[Path]:
         """Write active memories as Markdown (one file per project) and turns as JSONL."""
-        from .files import export
+        from .files import write_files
 
-        return export(self, Path(directory))
+        return write_files(Path(directory), self.export_files())
+
+    def export_files(self) -> dict[str, str]:
+        """The export as file name -> content (the caller writes them)."""
+        from .files import export_files
+
+        return export_files(self)
 
     def reindex(self, progress: Callable[[str, int, int], None] | None = None) -> dict[str, int]:
         """Rebuild the vector index (and the full-text index) from SQLite."""

@@ -1,7 +1,10 @@
-"""Import and export: files in, drafts written all or nothing; store out as files."""
+"""Import and export: records in, drafts written all or nothing; the store out as file
+contents. Reading and writing the files themselves is the caller's (the CLI's): the
+daemon never opens a path it is given."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,9 +19,10 @@ if TYPE_CHECKING:
     from .engine import Engine
 
 
-def import_path(engine: Engine, path: Path) -> dict[str, int]:
-    """Import turns (.jsonl) and memories (.md) from a file or directory, all or nothing."""
-    records = transfer.collect(path)
+def import_records(
+    engine: Engine, records: Sequence[Turn | transfer.MemoryRecord]
+) -> dict[str, int]:
+    """Import turns and memories (read by `transfer.collect`), all or nothing."""
     turns, memories = [], []
     for index, record in enumerate(records):
         if isinstance(record, Turn):
@@ -62,26 +66,31 @@ def import_path(engine: Engine, path: Path) -> dict[str, int]:
     return counts
 
 
-def export(engine: Engine, directory: Path) -> list[Path]:
-    """Write active memories as Markdown (one file per project) and turns as JSONL."""
-    directory = Path(directory)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InvalidInput(f"cannot create {directory}: {exc}") from None
+def export_files(engine: Engine) -> dict[str, str]:
+    """File name -> content: active memories as Markdown (one file per project), turns as
+    JSONL."""
     by_project: dict[str, list[Memory]] = {}
     for row in engine.db.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id"):
         memory = memories_table.from_row(row)
         by_project.setdefault(memory.project, []).append(memory)
-    written = []
-    for project, memories in sorted(by_project.items()):
-        path = directory / transfer.project_filename(project)
-        path.write_text(transfer.render_markdown(project, memories), encoding="utf-8")
-        written.append(path)
+    files = {
+        transfer.project_filename(project): transfer.render_markdown(project, memories)
+        for project, memories in sorted(by_project.items())
+    }
     rows = engine.db.execute("SELECT * FROM turns ORDER BY session_id, seq").fetchall()
     if rows:
-        path = directory / "turns.jsonl"
         lines = [transfer.turn_line(turns_table.from_row(r)) for r in rows]
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        written.append(path)
-    return written
+        files["turns.jsonl"] = "\n".join(lines) + "\n"
+    return files
+
+
+def write_files(directory: Path, files: dict[str, str]) -> list[Path]:
+    """Write an export into `directory` (created if needed); the paths written."""
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, content in files.items():
+            (directory / name).write_text(content, encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"cannot write the export into {directory}: {exc}") from None
+    return [directory / name for name in files]

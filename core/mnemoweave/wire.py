@@ -32,6 +32,7 @@ RECORDS = {
     "Weave": "weave",
     "Skill": "skills",
     "Check": "health",
+    "MemoryRecord": "transfer",
 }
 
 

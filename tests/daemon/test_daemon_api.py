@@ -3,13 +3,16 @@ with a clear message (never a stack trace)."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 
 import pytest
 
 from mnemoweave import client
 from mnemoweave.daemon.routes import ROUTES
-from mnemoweave.wire import decode
+from mnemoweave.files import write_files
+from mnemoweave.transfer import collect
+from mnemoweave.wire import decode, encode
 
 
 def refused(daemon, method, path, body=None) -> tuple[int, str]:
@@ -120,10 +123,14 @@ def test_skills_health_and_files(shared_daemon, tmp_path):
     assert set(d.call("GET", "/v1/hygiene")) == {"near_duplicates", "stale", "index"}
     checks = d.call("POST", "/v1/doctor", {})
     assert all(c["_type"] == "Check" for c in checks) and all(c["ok"] for c in checks)
-    written = d.call("POST", "/v1/export", {"directory": str(tmp_path / "out")})
-    assert any(p.endswith("turns.jsonl") for p in written)
-    counts = d.call("POST", "/v1/import", {"path": str(tmp_path / "out")})
+    files = d.call("GET", "/v1/export")
+    assert "turns.jsonl" in files and all(isinstance(text, str) for text in files.values())
+    write_files(tmp_path / "out", files)
+    records = [encode(record) for record in collect(tmp_path / "out")]
+    counts = d.call("POST", "/v1/import", {"records": records})
     assert counts["turns"] == 0  # everything was there already
+    status, message = refused(d, "POST", "/v1/import", {"records": [{"path": "/etc/passwd"}]})
+    assert status == 400
 
 
 def test_daemon_state_and_openapi(shared_daemon):
@@ -173,20 +180,18 @@ def test_malformed_json_body(shared_daemon):
     assert b" 400 " in answer.split(b"\r\n")[0] and b"not valid JSON" in answer
 
 
-def test_unexpected_failure_is_a_500_with_one_line_logged_in_full(shared_daemon, tmp_path):
-    shared_daemon.call("POST", "/v1/memories", {"text": "a global memory to export"})
-    (tmp_path / "out" / "global.md").mkdir(parents=True)  # the export cannot write its file
-    status, message = refused(
-        shared_daemon, "POST", "/v1/export", {"directory": str(tmp_path / "out")}
-    )
-    assert status == 500 and message.startswith("internal error: IsADirectoryError")
+def test_unexpected_failure_is_a_500_with_one_line_logged_in_full(daemon):
+    with sqlite3.connect(daemon.home / "mnemoweave.sqlite") as db:
+        db.execute("DROP TABLE skills")  # the store is broken under the daemon's feet
+    status, message = refused(daemon, "GET", "/v1/skills")
+    assert status == 500 and message.startswith("internal error: OperationalError")
     assert "\n" not in message and "Traceback" not in message
-    state = shared_daemon.call("GET", "/v1/daemon")
+    state = daemon.call("GET", "/v1/daemon")
     assert state["requests"]["failed"] >= 1
-    assert state["last_error"]["route"] == "POST /v1/export"
+    assert state["last_error"]["route"] == "GET /v1/skills"
     assert state["last_error"]["message"] == message
-    log = (shared_daemon.home / "logs" / "daemon.log").read_text(encoding="utf-8")
-    assert "Traceback" in log and "IsADirectoryError" in log
+    log = (daemon.home / "logs" / "daemon.log").read_text(encoding="utf-8")
+    assert "Traceback" in log and "no such table: skills" in log
 
 
 @pytest.mark.parametrize(

@@ -146,3 +146,9 @@ def test_every_engine_call_of_the_cli_can_go_through_the_daemon():
         if name not in operations() and name not in vars(RemoteEngine)
     }
     assert not missing, f"no route for: {missing}"
+
+
+def test_no_route_takes_a_path_to_open():
+    """Files are read and written by the CLI; the API takes records and returns contents."""
+    pathish = {"path", "paths", "directory", "dir", "file", "filename"}
+    assert not [(r.method, r.path) for r in ROUTES if pathish & set(r.fields)]

@@ -9,8 +9,10 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -18,6 +20,8 @@ from running import START_WITHIN, STOP_WITHIN, daemon_env, start_daemon
 
 from mnemoweave import client
 from mnemoweave.cli import cli
+from mnemoweave.transfer import collect
+from mnemoweave.wire import encode
 
 
 def test_socket_is_private_and_pid_file_names_the_daemon(daemon):
@@ -56,7 +60,8 @@ def test_sigterm_while_a_write_is_in_flight_loses_nothing(home):
 
     def import_all() -> None:
         try:
-            answer["ok"] = daemon.call("POST", "/v1/import", {"path": str(turns)})
+            records = [encode(record) for record in collect(turns)]
+            answer["ok"] = daemon.call("POST", "/v1/import", {"records": records})
         except client.DaemonError as exc:
             answer["error"] = exc
 
@@ -163,3 +168,32 @@ def test_daemon_command_needs_no_path(monkeypatch, tmp_path):
     assert client.daemon_command() == [beside]  # the venv's console script
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
     assert client.daemon_command() == [str(tmp_path / "python"), "-m", "mnemoweave"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to another user needs root")
+def test_another_user_cannot_connect_to_the_socket(daemon):
+    where = str(client.socket_path(daemon.home))
+    probe = (
+        "import os, socket\n"
+        "os.setgid(65534); os.setuid(65534)\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "try:\n"
+        f"    s.connect({where!r}); print('connected')\n"
+        "except PermissionError:\n"
+        "    print('refused')\n"
+    )
+    for folder in [daemon.home, *daemon.home.parents]:  # the other user may reach the file
+        if folder == Path(tempfile.gettempdir()):
+            break
+        os.chmod(folder, os.stat(folder).st_mode | 0o011)
+
+    def attempt() -> str:
+        run = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30
+        )
+        return run.stdout.strip() or run.stderr
+
+    assert stat.S_IMODE(os.stat(where).st_mode) == 0o600
+    assert attempt() == "refused"
+    os.chmod(where, 0o666)  # the control: the same user gets in once the mode allows it
+    assert attempt() == "connected"

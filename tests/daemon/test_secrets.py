@@ -11,6 +11,7 @@ from pathlib import Path
 from running import start_daemon
 
 from mnemoweave import client, hook
+from mnemoweave.files import write_files
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOADS = ROOT / "tests" / "e2e" / "payloads" / "claude-code"
@@ -80,7 +81,7 @@ def test_no_planted_secret_or_private_span_is_in_any_file(home, monkeypatch, tmp
         for card in daemon.call("GET", "/v1/cards?limit=100"):
             daemon.call("POST", f"/v1/cards/{card['id']}/review", {"decision": "accept"})
         daemon.call("POST", "/v1/memories", {"text": f"{said[3]} <private>{PRIVATE}</private>"})
-        daemon.call("POST", "/v1/export", {"directory": str(home / "export")})
+        write_files(home / "export", daemon.call("GET", "/v1/export"))
         session = payload("Stop")["session_id"]
         stored = daemon.call("GET", f"/v1/turns?session={session}&limit=500")
         assert len(stored) >= len(said)  # the session really was stored

@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..errors import InvalidInput, MnemoweaveError, NotFound
 from ..model import SESSION_EVENTS, SessionEvent, Turn
-from ..wire import encode
+from ..wire import decode, encode
 from .schema import (
     ANY,
     BOOL,
@@ -160,6 +160,18 @@ def _teach(ctx: Context, name: str, **parts: Any) -> Any:
     return skills.teach(ctx.engine, name, **every)  # reports every missing part at once
 
 
+def _import(ctx: Context, records: list[Any]) -> Any:
+    from ..transfer import MemoryRecord
+
+    try:
+        decoded = [decode(record) for record in records]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InvalidInput(f"import takes Turn and MemoryRecord records: {exc}") from None
+    if not all(isinstance(record, Turn | MemoryRecord) for record in decoded):
+        raise InvalidInput("import takes Turn and MemoryRecord records only")
+    return ctx.engine.import_records(decoded)
+
+
 # --- the table -----------------------------------------------------------------------------
 
 ID = STR
@@ -261,12 +273,12 @@ ROUTES: list[Route] = [
     operation("GET", "/v1/hygiene", "hygiene.report",
               "Near-duplicates, stale memories and index drift; changes nothing.",
               {"now": OPT_NUM}, returns=OBJECT),
-    operation("POST", "/v1/import", "import_path",
-              "Import turns (.jsonl) and memories (.md) from a file or directory on this "
-              "machine, all or nothing.", {"path": STR}, ("path",), OBJECT),
-    operation("POST", "/v1/export", "export",
-              "Write memories as Markdown and turns as JSONL into a directory on this machine.",
-              {"directory": STR}, ("directory",), array(STR)),
+    operation("POST", "/v1/import", "import_records",
+              "Import turns and memories (records the caller read from its files), all or "
+              "nothing.", {"records": array(OBJECT)}, ("records",), OBJECT, _import),
+    operation("GET", "/v1/export", "export_files",
+              "The export as file name -> content: memories as Markdown, turns as JSONL.",
+              returns=OBJECT),
     operation("POST", "/v1/doctor", "doctor",
               "Check the store and its indexes; with repair, rebuild what can be rebuilt.",
               {"repair": BOOL}, returns=array(ref("Check"))),
