@@ -33,6 +33,7 @@ from .writes import (
     draft_memory,
     draft_turn,
     forget_turn_copies,
+    from_fields,
     project_name,
 )
 
@@ -144,8 +145,11 @@ class Engine:
         Each dict has the keyword arguments of `remember` (text, kind, project, tags,
         importance, title, evidence).
         """
-        default = self.config.default_importance
-        drafts = [draft_memory(**{**m, "importance": m.get("importance") or default}) for m in rows]
+        default = {"importance": self.config.default_importance}
+        given = [
+            m | default if isinstance(m, dict) and m.get("importance") is None else m for m in rows
+        ]
+        drafts = [from_fields(draft_memory, m, n) for n, m in enumerate(given, 1)]
         return self._writer().memories(drafts, actor)
 
     def get(self, ref: str) -> Memory | Turn | Card:
@@ -347,7 +351,7 @@ class Engine:
         Each dict has the keyword arguments of `ingest`: session, role, text and optionally
         host, project, ts, key. All are checked before anything is written.
         """
-        return self._store_turns([draft_turn(**t) for t in turns])
+        return self._store_turns([from_fields(draft_turn, t, n) for n, t in enumerate(turns, 1)])
 
     # --- search ---------------------------------------------------------------------------
 

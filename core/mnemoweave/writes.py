@@ -186,6 +186,17 @@ def draft_turn(
     )
 
 
+def from_fields(make: Callable[..., Any], fields: Any, number: int) -> Any:
+    """`make(**fields)` for one row of a bulk write, refusing a bad row by its number."""
+    if not isinstance(fields, dict):
+        raise InvalidInput(f"row {number}: expected an object of fields")
+    try:
+        return make(**fields)
+    except TypeError as exc:  # a missing or unknown field
+        message = str(exc).split("() ", 1)[-1]
+        raise InvalidInput(f"row {number}: {message}") from None
+
+
 class Writer:
     """Writes drafts into one store and the vector index of each dense channel."""
 

@@ -177,3 +177,17 @@ def test_a_huge_turn_is_stored_cut_with_a_marker_never_dropped(engine):
     assert stored.endswith(f"[truncated: kept {MAX_TEXT} of {len(huge)} characters]")
     memory = engine.get(engine.remember(huge).id)
     assert memory.body.endswith("characters]") and len(memory.body) < MAX_TEXT + 100
+
+
+def test_bulk_writes_refuse_a_bad_row_by_number_and_write_nothing(engine):
+    with pytest.raises(
+        InvalidInput, match="row 2: missing 2 required positional arguments: .role. and .text."
+    ):
+        engine.ingest_many([{"session": "s", "role": "user", "text": "one"}, {"session": "s"}])
+    with pytest.raises(InvalidInput, match="row 1: got an unexpected keyword argument 'colour'"):
+        engine.remember_many([{"text": "x", "colour": "red"}])
+    with pytest.raises(InvalidInput, match="row 1: expected an object"):
+        engine.ingest_many(["just text"])
+    assert engine.status()["counts"]["turns"] == engine.status()["counts"]["memories"] == 0
+    (written,) = engine.remember_many([{"text": "Uploads retry", "importance": None}])
+    assert engine.get(written.id).importance == engine.config.default_importance

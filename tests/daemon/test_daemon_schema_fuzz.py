@@ -1,0 +1,62 @@
+"""Every route of the published OpenAPI schema, fed what schemathesis generates from it:
+the daemon answers 2xx or a clear 4xx, never a 500, and the store stays sound."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+
+from mnemoweave import client
+
+SPEC = Path(__file__).resolve().parents[2] / "core" / "mnemoweave" / "daemon" / "openapi.json"
+SCHEMA = schemathesis.openapi.from_dict(json.loads(SPEC.read_text()))
+OPERATIONS = [result.ok() for result in SCHEMA.get_all_operations()]
+
+
+def send(home: Path, case) -> tuple[int, dict]:
+    path = case.path
+    for name, value in (case.path_parameters or {}).items():
+        path = path.replace(f"{{{name}}}", quote(str(value), safe=""))
+    query = {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in case.query.items()}
+    target = path + (f"?{urlencode(query, doseq=True)}" if query else "")
+    has_body = not isinstance(case.body, schemathesis.core.NotSet)
+    body = json.dumps(case.body).encode() if has_body else b""
+    head = f"{case.method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(60)
+        sock.connect(str(client.socket_path(home)))
+        sock.sendall(head.encode() + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    return int(status_line.split()[1]), json.loads(rest.partition(b"\r\n\r\n")[2])
+
+
+@pytest.mark.parametrize("operation", OPERATIONS, ids=lambda op: f"{op.method} {op.path}")
+def test_generated_requests_never_break_the_daemon(shared_daemon, operation):
+    @settings(
+        max_examples=25,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        database=None,
+    )
+    @given(case=operation.as_strategy())
+    def check(case) -> None:
+        status, answer = send(shared_daemon.home, case)
+        assert status < 500, (case.method, case.path, answer)
+        if status >= 400:
+            assert set(answer) == {"error"} and "\n" not in answer["error"]
+
+    check()
+
+
+def test_the_store_is_sound_after_the_fuzzing(shared_daemon):
+    checks = shared_daemon.call("POST", "/v1/doctor", {})
+    assert all(check["ok"] for check in checks), checks
