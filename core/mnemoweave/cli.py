@@ -488,4 +488,4 @@ def main() -> None:
     cli(prog_name="mnemoweave")
 
 
-from . import cli_daemon, cli_hosts, cli_review  # noqa: E402,F401  (register their commands)
+from . import cli_daemon, cli_hosts, cli_mcp, cli_review  # noqa: E402,F401  (their commands)

@@ -10,7 +10,7 @@ import click
 
 from .cli import _emit, _engine, cli, json_option
 
-HOSTS = ("claude-code",)
+HOSTS = ("claude-code", "opencode")
 SCOPES = ("user", "project")
 
 
@@ -30,7 +30,8 @@ def _scope_option(function):  # type: ignore[no-untyped-def]
         type=click.Choice(SCOPES),
         default="user",
         show_default=True,
-        help="user: ~/.claude/settings.json; project: .claude/settings.json at the git root.",
+        help="user: ~/.claude/settings.json, ~/.config/opencode/; project: the same under the "
+        "git root (.claude/settings.json; .opencode/plugin/ and opencode.json).",
     )(function)
 
 
@@ -39,7 +40,13 @@ def _scope_option(function):  # type: ignore[no-untyped-def]
 @_scope_option
 @json_option
 def install(host: str, scope: str, as_json: bool) -> None:
-    """Merge mnemoweave's hooks into the host's settings (backup first, others untouched)."""
+    """Merge mnemoweave's hooks into the host's settings (backup first, others untouched);
+    for OpenCode, the plugin file and the MCP server entry."""
+    if host == "opencode":
+        from .install import install_opencode
+
+        _done(install_opencode(scope), as_json, "installed into")
+        return
     from .install import install as merge
     from .install import settings_path
 
@@ -51,7 +58,13 @@ def install(host: str, scope: str, as_json: bool) -> None:
 @_scope_option
 @json_option
 def uninstall(host: str, scope: str, as_json: bool) -> None:
-    """Remove mnemoweave's hooks from the host's settings (other hooks stay)."""
+    """Remove mnemoweave's hooks from the host's settings (other hooks stay); for OpenCode,
+    our plugin file and MCP server entry."""
+    if host == "opencode":
+        from .install import uninstall_opencode
+
+        _done(uninstall_opencode(scope), as_json, "removed from")
+        return
     from .install import settings_path
     from .install import uninstall as remove
 
@@ -61,10 +74,20 @@ def uninstall(host: str, scope: str, as_json: bool) -> None:
 def _done(result: dict, as_json: bool, verb: str) -> None:
     if as_json:
         _emit(result)
-    elif not result["changed"]:
-        click.echo(f"nothing to do: {result['settings']} is already as it should be")
+        return
+    plugin = result.get("plugin")  # OpenCode: a plugin file beside the config
+    if not result["changed"]:
+        where = (
+            f"{plugin} and {result['settings']} are already as they should be"
+            if plugin
+            else f"{result['settings']} is already as it should be"
+        )
+        click.echo(f"nothing to do: {where}")
+        return
+    backup = f" (backup: {result['backup']})" if result["backup"] else ""
+    if plugin:
+        click.echo(f"plugin and MCP server {verb} {plugin} and {result['settings']}{backup}")
     else:
-        backup = f" (backup: {result['backup']})" if result["backup"] else ""
         click.echo(f"hooks {verb} {result['settings']}{backup}")
 
 

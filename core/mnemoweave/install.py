@@ -1,11 +1,18 @@
-"""Installing the hooks into a host: one table of hooks, rendered for the plugin and for
-settings files.
+"""Installing into a host: Claude Code's hooks (one table, rendered for the plugin and for
+settings files), and OpenCode's plugin file and MCP server entry.
 
 Claude Code reads the same `hooks` object from a plugin's `hooks/hooks.json` and from
 `settings.json`. The plugin's commands run the checkout's `hooks/mnemoweave-hook`; an
 install into settings records the Python that runs this code, so the hook never depends
 on PATH. Installing merges our entries and leaves every other hook as it was; a backup
 of the file is written first; installing twice changes nothing; uninstall removes ours.
+
+OpenCode loads every JS file of its plugin folder (`$XDG_CONFIG_HOME/opencode/plugin/` for
+the user, `.opencode/plugin/` at the project's git root). Installing copies
+`plugins/opencode/mnemoweave.js` there with this Python recorded in it (the command the
+plugin starts the daemon with), and registers `python -m mnemoweave mcp` under `mcp` in the
+opencode.json beside it, with the same backup-first, merge-only rules. The copy is known as
+ours by its marker line; another file of the same name is never overwritten or removed.
 """
 
 from __future__ import annotations
@@ -133,3 +140,129 @@ def uninstall(path: Path) -> dict[str, Any]:
     rest = {**data, "hooks": hooks} if hooks else {k: v for k, v in data.items() if k != "hooks"}
     backup = _write(path, rest)
     return {"settings": str(path), "changed": True, "backup": str(backup) if backup else None}
+
+
+# --- OpenCode: the plugin file, and the MCP server in opencode.json ------------------------
+
+OPENCODE = "opencode"
+OPENCODE_PLUGIN = Path(__file__).resolve().parents[2] / "plugins" / "opencode" / "mnemoweave.js"
+PLUGIN_NAME = "mnemoweave.js"
+COMMAND_LINE = "const INSTALLED_COMMAND = []; // mnemoweave:installed-command"
+COMMAND_MARK = "// mnemoweave:installed-command"  # how our plugin file is known
+MCP_NAME = "mnemoweave"
+
+
+def recorded_argv() -> list[str]:
+    """How the plugin runs mnemoweave (this Python, by absolute path)."""
+    return [sys.executable, "-m", "mnemoweave"]
+
+
+def mcp_entry() -> dict[str, Any]:
+    """The `mcp` entry of opencode.json for our MCP server."""
+    return {"type": "local", "command": [*recorded_argv(), "mcp"], "enabled": True}
+
+
+def opencode_paths(scope: str, cwd: Path | None = None) -> tuple[Path, Path]:
+    """(plugin folder, config file): `$XDG_CONFIG_HOME/opencode` (default ~/.config) for the
+    user, `.opencode/plugin` and `opencode.json` at the project's git root for a project.
+    An existing opencode.jsonc is used when there is no opencode.json."""
+    if scope == "user":
+        xdg = os.environ.get("XDG_CONFIG_HOME", "")
+        base = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".config") / "opencode"
+        folder, config = base / "plugin", base / "opencode.json"
+    elif scope == "project":
+        root = Path(project_from_cwd(str((cwd or Path.cwd()).resolve())))
+        folder, config = root / ".opencode" / "plugin", root / "opencode.json"
+    else:
+        raise InvalidInput(f"unknown scope {scope!r}; use user or project")
+    if not config.exists() and config.with_suffix(".jsonc").exists():
+        config = config.with_suffix(".jsonc")
+    return folder, config
+
+
+def render_plugin(argv: list[str] | None = None) -> str:
+    """The plugin's text with the command that runs mnemoweave recorded in it."""
+    try:
+        text = OPENCODE_PLUGIN.read_text(encoding="utf-8")
+    except OSError:
+        raise InvalidInput(f"the OpenCode plugin is missing: {OPENCODE_PLUGIN}") from None
+    if COMMAND_LINE not in text:
+        raise InvalidInput(f"{OPENCODE_PLUGIN} has no line to record the command in")
+    recorded = f"const INSTALLED_COMMAND = {json.dumps(argv or recorded_argv())}; {COMMAND_MARK}"
+    return text.replace(COMMAND_LINE, recorded)
+
+
+def _ours_plugin(path: Path) -> bool:
+    try:
+        return COMMAND_MARK in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except ValueError as exc:
+        entry = json.dumps({"mcp": {MCP_NAME: mcp_entry()}})
+        raise InvalidInput(
+            f"{path} is not plain JSON ({exc}); fix it, or add this by hand: {entry}"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("mcp", {}), dict):
+        raise InvalidInput(f"{path} does not hold a config object with an mcp object")
+    return data
+
+
+def _put_plugin(path: Path, text: str) -> bool:
+    """Write our plugin file (atomically); False when it is already there as it should be."""
+    if path.is_file() and not path.is_symlink() and path.read_text(encoding="utf-8") == text:
+        return False
+    if (path.exists() or path.is_symlink()) and not _ours_plugin(path):
+        raise InvalidInput(f"{path} exists and is not mnemoweave's plugin; move it away first")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+    return True
+
+
+def install_opencode(scope: str = "user", cwd: Path | None = None) -> dict[str, Any]:
+    """Put the plugin (with this Python recorded) into OpenCode's plugin folder and register
+    the MCP server in opencode.json; a no-op when both are already as they should be."""
+    folder, config = opencode_paths(scope, cwd)
+    data = _read_config(config)  # refuse a broken config before touching anything
+    plugin_changed = _put_plugin(folder / PLUGIN_NAME, render_plugin())
+    servers = {**data.get("mcp", {}), MCP_NAME: mcp_entry()}
+    backup = None
+    if servers != data.get("mcp"):
+        fresh = {} if config.exists() else {"$schema": "https://opencode.ai/config.json"}
+        backup = _write(config, {**fresh, **data, "mcp": servers})
+    changed = plugin_changed or servers != data.get("mcp")
+    return {
+        "settings": str(config),
+        "plugin": str(folder / PLUGIN_NAME),
+        "changed": changed,
+        "backup": str(backup) if backup else None,
+    }
+
+
+def uninstall_opencode(scope: str = "user", cwd: Path | None = None) -> dict[str, Any]:
+    """Remove our plugin file and our MCP entry; everything else stays."""
+    folder, config = opencode_paths(scope, cwd)
+    data = _read_config(config)
+    plugin = folder / PLUGIN_NAME
+    removed = (plugin.exists() or plugin.is_symlink()) and _ours_plugin(plugin)
+    if removed:
+        plugin.unlink()
+    backup, registered = None, MCP_NAME in data.get("mcp", {})
+    if registered:
+        servers = {k: v for k, v in data["mcp"].items() if k != MCP_NAME}
+        rest = {k: servers if k == "mcp" else v for k, v in data.items() if k != "mcp" or servers}
+        backup = _write(config, rest)
+    return {
+        "settings": str(config),
+        "plugin": str(plugin),
+        "changed": bool(removed or registered),
+        "backup": str(backup) if backup else None,
+    }

@@ -16,7 +16,8 @@ const bridge = mount(ctx, { home: spec.home, startDaemon: false, budgets: { 'pre
 const injected = []
 const session = { id: spec.session, header: { cwd: spec.cwd } }
 const agent = { id: spec.session, session, inject: (message) => injected.push(message.content[0].text) }
-const prompt = { id: 'm-1', role: 'user', content: [{ type: 'text', text: spec.prompt }], source: { kind: 'user' } }
+const text = (value) => [{ type: 'text', text: value }]
+const prompt = { id: 'm-1', role: 'user', content: text(spec.prompt), source: { kind: 'user' } }
 
 listeners.get('agent/session-start')({ agent, source: 'startup' })
 await bridge.settled()
@@ -27,14 +28,17 @@ const step = await listeners.get('agent/pre-step')(
   async () => decision,
 )
 
-const answer = { id: 'm-2', role: 'assistant', content: [{ type: 'text', text: spec.answer }], source: { kind: 'model', provider: 'fake', model: 'fake' } }
+const model = { kind: 'model', provider: 'fake', model: 'fake' }
+const answer = { id: 'm-2', role: 'assistant', content: text(spec.answer), source: model }
 const log = [
   ['turn/start', { turn: 1, trigger: { kind: 'message', source: { kind: 'user' } } }],
   ['user/message', prompt],
   ['assistant/message', { turn: 1, step: 1, message: answer }],
   ['turn/end', { turn: 1, reason: { kind: 'completed' } }],
 ]
-log.forEach(([type, data], seq) => listeners.get('session/event')(session, { type, seq, time: Date.now(), data }))
+for (const [seq, [type, data]] of log.entries()) {
+  listeners.get('session/event')(session, { type, seq, time: Date.now(), data })
+}
 await bridge.settled()
 listeners.get('session/disposed')(session)
 await bridge.settled()

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,8 +117,17 @@ def _npm_env(cache: Path) -> dict[str, str]:
     return env
 
 
-def _npm_install(npm: str, cache: Path, spec: str, target: Path) -> tuple[bool, str]:
-    """Install ``spec`` into ``target`` through a staging directory renamed into place."""
+def _npm_install(
+    npm: str,
+    cache: Path,
+    spec: str,
+    target: Path,
+    installed: Callable[[Path], Any] | None = None,
+) -> tuple[bool, str]:
+    """Install ``spec`` into ``target`` through a staging directory renamed into place;
+    ``installed(dir)`` (Claude Code's check by default) says whether a directory holds a
+    working install."""
+    installed = installed or _installed
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=cache))
     try:
         proc = subprocess.run(
@@ -142,14 +151,14 @@ def _npm_install(npm: str, cache: Path, spec: str, target: Path) -> tuple[bool, 
         shutil.rmtree(staging, ignore_errors=True)
         return False, f"npm install {spec} timed out after {exc.timeout} s (ETIMEDOUT)"
     output = (proc.stdout or "") + (proc.stderr or "")
-    if proc.returncode != 0 or _installed(staging) is None:
+    if proc.returncode != 0 or installed(staging) is None:
         shutil.rmtree(staging, ignore_errors=True)
         return False, output or f"npm install {spec} exited {proc.returncode}"
     try:
         staging.rename(target)
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
-        if _installed(target) is None:
+        if installed(target) is None:
             raise
     return True, output
 

@@ -1,4 +1,5 @@
-"""Fixtures for end-to-end tests against the real Claude Code CLI and a fake model server.
+"""Fixtures for end-to-end tests against the real Claude Code and OpenCode CLIs and fake
+model servers.
 
 ``claude`` is the harness of one test (isolated HOME, TMPDIR, MNEMOWEAVE_HOME and git
 project), ``run_claude`` its ``run`` method, ``fake_anthropic`` the model server it talks
@@ -9,6 +10,11 @@ to, ``claude_code`` the installed CLI. For example::
         result = claude.run("hello", "--allowedTools", "Bash(echo:*)")
         assert result.rc == 0, result
         assert result.reply == "PONG" and "hello" in result.model_text
+
+``opencode`` is the same for OpenCode (isolated HOME, XDG dirs, TMPDIR, MNEMOWEAVE_HOME and
+git project; ``opencode.use_plugin()`` links the mnemoweave plugin in), ``fake_openai`` its
+model server, ``opencode_cli`` the installed CLI. Every daemon of the test's data dir is
+stopped when an ``opencode`` test ends.
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ from pathlib import Path
 import pytest
 
 from .claude import ClaudeCode, ClaudeHarness, ClaudeUnavailable, install_claude_code
+from .daemons import stop_daemons
 from .fake_anthropic import FakeAnthropic
+from .fake_openai import FakeOpenAI
+from .opencode import OpenCode, OpenCodeHarness, OpenCodeUnavailable, install_opencode
 
 HERE = Path(__file__).resolve().parent
 
@@ -61,3 +70,33 @@ def claude(
 def run_claude(claude: ClaudeHarness):
     """``run_claude(prompt, *extra_args, env=None, timeout=120) -> Result``."""
     return claude.run
+
+
+@pytest.fixture(scope="session")
+def opencode_cli() -> OpenCode:
+    """The pinned OpenCode CLI, installed once into the e2e cache."""
+    try:
+        return install_opencode()
+    except OpenCodeUnavailable as exc:
+        pytest.skip(f"OpenCode unavailable: {exc}")
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A fake OpenAI-compatible API on 127.0.0.1 for this test; ``.requests`` records calls."""
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def opencode(
+    opencode_cli: OpenCode,
+    fake_openai: FakeOpenAI,
+    tmp_path: Path,
+    mnemoweave_home: Path,
+) -> Iterator[OpenCodeHarness]:
+    """An isolated HOME, XDG tree + git project wired to ``fake_openai``; ``opencode.run``."""
+    try:
+        yield OpenCodeHarness(opencode_cli, fake_openai, tmp_path / "oc", mnemoweave_home)
+    finally:
+        stop_daemons(mnemoweave_home)

@@ -5,6 +5,8 @@ without credentials, and the decoded JSON body). ``POST /v1/messages`` answers w
 ``server.reply`` as a JSON message or as a server-sent event stream, whichever the request
 asks for. A user message containing ``server.tool_trigger`` (and no tool result yet) gets
 one ``Bash`` tool call running ``server.tool_command`` when the request offers that tool.
+``server.tool_use``, when set, is asked first: given a request body it returns the tool call
+to answer with (``{"name": ..., "input": {...}}``) or None for the default behaviour.
 Token counting and model listing get plausible answers. After ``max_requests`` requests
 every further request is refused with a 400 error, so a runaway client cannot loop.
 """
@@ -20,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Reply = str | Callable[[dict[str, Any]], str]
+ToolUse = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 _SECRET_HEADERS = {"x-api-key", "authorization", "cookie"}
 _MODEL_LIST = {
@@ -55,8 +58,10 @@ class FakeAnthropic:
         max_requests: int = 200,
         tool_trigger: str = "USE_TOOL",
         tool_command: str = "echo TOOL-OK",
+        tool_use: ToolUse | None = None,
     ) -> None:
         self.reply = reply
+        self.tool_use = tool_use
         self.max_requests = max_requests
         self.tool_trigger = tool_trigger
         self.tool_command = tool_command
@@ -132,6 +137,14 @@ class FakeAnthropic:
         return self.reply(body) if callable(self.reply) else self.reply
 
     def _tool_call(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        chosen = self.tool_use(body) if self.tool_use is not None else None
+        if chosen is not None:
+            return {
+                "type": "tool_use",
+                "id": "toolu_fake_" + uuid.uuid4().hex[:16],
+                "name": chosen["name"],
+                "input": chosen.get("input") or {},
+            }
         tools = body.get("tools") or []
         if not any(isinstance(t, dict) and t.get("name") == "Bash" for t in tools):
             return None

@@ -209,7 +209,7 @@ def test_install_and_hook_through_the_cli(tmp_path, monkeypatch):
     assert runner.invoke(cli, ["uninstall", "claude-code", "--scope", "project"]).exit_code == 0
     assert "hooks" not in json.loads((project / ".claude" / "settings.json").read_text())
     assert not (tmp_path / "home" / ".claude").exists()  # the user scope was never touched
-    bad = runner.invoke(cli, ["install", "opencode"])
+    bad = runner.invoke(cli, ["install", "no-such-host"])
     assert bad.exit_code == 2
     garbage = runner.invoke(cli, ["hook", "claude-code", "UserPromptSubmit"], input="{oops")
     assert (garbage.exit_code, garbage.output) == (0, "")
@@ -253,3 +253,16 @@ def test_a_spooled_payload_keeps_no_secret_and_no_private_span(tmp_path):
     record = json.loads(raw)
     assert record["payload"]["prompt"] == "use key [REDACTED:api-key]  please"
     assert record["payload"]["session_id"] == prompt["session_id"]
+
+
+def test_a_spooled_prompt_and_its_transcript_line_are_one_turn(engine, tmp_path):
+    from mnemoweave import hook
+    from mnemoweave.daemon.hosts import replay_spool
+
+    secret = "ghp_" + "x1Y2z3" * 6
+    said = f"deploy with token {secret} <private>note to self</private>"
+    prompt = payload("UserPromptSubmit", prompt=said)
+    hook.spool(engine.home, "claude-code", "UserPromptSubmit", prompt)
+    assert replay_spool(engine) == 1
+    engine.handle(claude_code.events("UserPromptSubmit", prompt)[0])  # the raw text, again
+    assert engine.db.execute("SELECT count(*) FROM turns").fetchone()[0] == 1

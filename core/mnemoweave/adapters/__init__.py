@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from . import claude_code
+from . import claude_code, dsh, opencode
 
 if TYPE_CHECKING:
     from ..engine import Engine
 
-HOSTS = {claude_code.HOST: claude_code}
+HOSTS = {claude_code.HOST: claude_code, opencode.HOST: opencode, dsh.HOST: dsh}
 
 
 def handle(engine: Engine, host: str, event: str, payload: Any) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..model import SessionEvent, Turn
 from ..projects import project_from_cwd
-from ..text import clip
+from ..text import clean, clip
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -46,8 +46,10 @@ def _text(payload: dict[str, Any], name: str) -> str:
 
 
 def turn_key(session: str, role: str, text: str) -> str:
-    """The same message of the same session gets the same key, whoever reports it."""
-    digest = hashlib.sha256(f"{session}\x00{role}\x00{text.strip()}".encode()).hexdigest()
+    """The same message of the same session gets the same key, whoever reports it: the
+    hook, the transcript, or the spool (which keeps the text cleaned of secrets)."""
+    said = clean(text).encode("utf-8", "replace")
+    digest = hashlib.sha256(f"{session}\x00{role}\x00".encode() + said).hexdigest()
     return f"{HOST}:{digest[:24]}"
 
 

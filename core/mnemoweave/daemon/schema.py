@@ -16,8 +16,9 @@ from ..wire import RECORDS, TYPE, field_types, record_class
 
 STR: dict[str, Any] = {"type": "string"}
 OPT_STR: dict[str, Any] = {"type": ["string", "null"]}
-INT: dict[str, Any] = {"type": "integer"}
-OPT_INT: dict[str, Any] = {"type": ["integer", "null"]}
+_INT64 = {"minimum": -(2**63), "maximum": 2**63 - 1}  # what the store can hold
+INT: dict[str, Any] = {"type": "integer", **_INT64}
+OPT_INT: dict[str, Any] = {"type": ["integer", "null"], **_INT64}
 OPT_NUM: dict[str, Any] = {"type": ["number", "null"]}
 BOOL: dict[str, Any] = {"type": "boolean"}
 STRS: dict[str, Any] = {"type": "array", "items": STR}
@@ -67,6 +68,9 @@ def problem(name: str, value: Any, schema: dict[str, Any]) -> str | None:
     kinds = _types(schema)
     if kinds and not any(_CHECKS[kind](value) for kind in kinds):
         return f"{name}: expected {' or '.join(kinds)}, got {value!r}"
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and not schema.get("minimum", value) <= value <= schema.get("maximum", value):
+        return f"{name}: {value!r} is out of range"
     if "enum" in schema and value not in schema["enum"]:
         allowed = ", ".join(str(v) for v in schema["enum"] if v is not None)
         return f"{name}: {value!r} is not one of {allowed}"

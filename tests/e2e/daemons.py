@@ -1,0 +1,119 @@
+"""The mnemoweave CLI and daemon as the e2e tests drive them: commands in a harness's
+environment, a daemon started and waited for, and every daemon of a data dir stopped at the
+end (the one a test started, and any a host plugin or hook started detached)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from mnemoweave import client
+
+MNEMOWEAVE = [sys.executable, "-m", "mnemoweave"]
+START_WITHIN = 90.0  # seconds a daemon may take to answer (models, jieba, warm-up)
+STOP_WITHIN = 15.0
+
+
+def mw(
+    env: Mapping[str, str], *args: str, cwd: Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    """One `mnemoweave` command in `env` (its MNEMOWEAVE_HOME is the data dir)."""
+    return subprocess.run(
+        [*MNEMOWEAVE, *args],
+        env=dict(env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def write_config(home: Path, lexical: bool = True) -> None:
+    """A config for a test data dir: a short idle timeout, so a daemon nobody stops goes
+    away by itself; lexical-only retrieval unless models are wanted."""
+    home.mkdir(parents=True, exist_ok=True)
+    lines = ["daemon_idle_minutes = 5"] + (['embedder = "none"'] if lexical else [])
+    (home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def start_daemon(env: Mapping[str, str], log: Path) -> None:
+    """`mnemoweave serve` for env's data dir, detached; returns once it answers."""
+    home = Path(env["MNEMOWEAVE_HOME"])
+    with open(log, "ab") as out:
+        subprocess.Popen(
+            [*MNEMOWEAVE, "serve"],
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+        )
+    wait_for_daemon(home, log)
+
+
+def wait_for_daemon(home: Path, log: Path | None = None, within: float = START_WITHIN) -> None:
+    deadline = time.monotonic() + within
+    while not client.running(home):
+        if time.monotonic() > deadline:
+            said = log.read_text(errors="replace")[-3000:] if log and log.exists() else ""
+            raise AssertionError(f"no daemon answered for {home} within {within}s\n{said}")
+        time.sleep(0.1)
+
+
+def _daemon_pids(home: Path) -> list[int]:
+    """Processes serving `home`: `mnemoweave ... serve` whose --home or MNEMOWEAVE_HOME is it."""
+    wanted = os.fsencode(str(home))
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                args = handle.read().split(b"\0")
+            if b"serve" not in args or not any(b"mnemoweave" in a for a in args):
+                continue
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                environ = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if wanted in args or b"MNEMOWEAVE_HOME=" + wanted in environ:
+            found.append(int(name))
+    return found
+
+
+def stop_daemons(home: Path) -> None:
+    """Stop every daemon of `home`: `mnemoweave stop`, then SIGTERM and, if that is not
+    enough, SIGKILL to whatever still serves it (one may still have been starting)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")}
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        mw({**env, "MNEMOWEAVE_HOME": str(home)}, "stop", "--wait", "10", timeout=30)
+    holder = client.lock_holder(home)
+    pids = set(_daemon_pids(home))
+    if holder and holder[1] == client.DAEMON_ROLE and holder[0]:
+        pids.add(holder[0])
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + STOP_WITHIN
+        while pids and time.monotonic() < deadline:
+            pids = {pid for pid in pids if _alive(pid)}
+            time.sleep(0.05)
+        if not pids:
+            return
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != b"Z"
