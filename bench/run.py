@@ -30,6 +30,8 @@ BENCHMARKS = (
     "classify",
     "dedup",
     "scale",
+    "hooks",
+    "reliability",
     "distill",
 )
 # Models are read from the caller's data dir (read-only) before the run swaps in its own.

@@ -27,6 +27,11 @@ DATA = Path(__file__).resolve().parent / "data"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, default=10_000, help="documents per store")
     parser.add_argument("--queries", type=int, default=200, help="timed searches")
+    parser.add_argument(
+        "--sources",
+        default="turns,memories",
+        help="stores to build: turns (index time), memories (index time and latency)",
+    )
 
 
 def _texts() -> list[str]:
@@ -80,7 +85,7 @@ def _woven(engine: Any, queries: list[str], project: str) -> list[float]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     docs, queries = _docs(args.n), _queries(args.queries)
     report: dict[str, Any] = {"n": args.n}
-    for source in ("turns", "memories"):
+    for source in args.sources.split(","):
         progress(f"scale: writing {args.n} {source}")
         clock = Clock()
         store = engine_opener(source, args)(docs, clock)
