@@ -53,6 +53,9 @@ else
   step "dependencies up to date"
 fi
 
+step "compiling the package (hooks start faster from bytecode)"
+.venv/bin/python -m compileall -q core/mnemoweave >/dev/null || fail "could not compile core/mnemoweave"
+
 step "building the embedding model (cached: a no-op when already built)"
 .venv/bin/mnemoweave model build || fail "model build failed; search still works lexically, see the message above"
 

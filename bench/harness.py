@@ -24,6 +24,8 @@ from metrics import percentiles, unique
 from mnemoweave import Engine
 from mnemoweave.text import tokens
 
+CHUNK = 1000  # memories written per transaction
+
 
 def progress(message: str) -> None:
     """One progress line on stderr (stdout carries only the report)."""
@@ -130,10 +132,14 @@ class EngineStore:
                 }
                 for position, doc in enumerate(docs)
             )
-        return self.engine.remember_many(
+        rows = [
             {"text": doc.text, "kind": doc.kind, "project": doc.project, "tags": doc.tags}
             for doc in docs
-        )
+        ]
+        written = []  # in chunks: within one batch, duplicates are checked against the batch
+        for start in range(0, len(rows), CHUNK):
+            written += self.engine.remember_many(rows[start : start + CHUNK])
+        return written
 
     def search(self, query: str, k: int, project: str | None = None) -> list[str]:
         """The dataset keys of the engine's top k hits; only the engine call is timed."""

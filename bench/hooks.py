@@ -63,6 +63,7 @@ CLI_TIMEOUT = 300.0  # seconds one cold CLI process may take
 START_TIMEOUT = 180.0  # seconds the daemon may take to load and answer
 STOP_TIMEOUT = 30.0
 TARGETS = {"warm_p95_ms_at_10000": 80.0, "speedup": 10.0}
+CHUNK = 1000  # memories per transaction while loading (a batch checks itself for duplicates)
 REQUESTS = 50  # in-process requests after the hook calls, to split daemon time from spawn
 STARTED: list[subprocess.Popen[bytes]] = []  # every daemon this process started
 
@@ -414,10 +415,10 @@ def load(home: Path, n: int, projects: dict[str, str], chosen: dict[str, str]) -
         written = engine.remember_many(targets(projects)[:n])
         ids = {i: w.id for i, w in enumerate(written) if w.action == "new"}
         count = len(ids)
-        for _ in range(20):  # each round tops up what merged away in the last one
+        for _ in range(20 + n // CHUNK):  # each round tops up what merged away before
             if count >= n:
                 break
-            written = engine.remember_many(next(more) for _ in range(n - count))
+            written = engine.remember_many(next(more) for _ in range(min(CHUNK, n - count)))
             count += sum(w.action == "new" for w in written)
     return {
         "ids": ids,

@@ -266,3 +266,12 @@ def test_a_spooled_prompt_and_its_transcript_line_are_one_turn(engine, tmp_path)
     assert replay_spool(engine) == 1
     engine.handle(claude_code.events("UserPromptSubmit", prompt)[0])  # the raw text, again
     assert engine.db.execute("SELECT count(*) FROM turns").fetchone()[0] == 1
+
+
+def test_the_weave_does_not_quote_the_prompt_back(engine):
+    handle(engine, "claude-code", "SessionStart", payload("SessionStart"))
+    first = payload("UserPromptSubmit", prompt="Set up the nightly export job for the warehouse")
+    answer = handle(engine, "claude-code", "UserPromptSubmit", first)
+    context = answer["hookSpecificOutput"]["additionalContext"] if answer else ""
+    assert "nightly export job" not in context
+    assert engine.db.execute("SELECT count(*) FROM turns").fetchone()[0] == 1

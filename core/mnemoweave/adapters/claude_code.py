@@ -135,18 +135,21 @@ def clip_context(text: str) -> str:
 
 
 def handle(engine: Engine, event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """Store what the payload announces; the JSON to print for Claude Code, or None."""
+    """Store what the payload announces; the JSON to print for Claude Code, or None.
+
+    The prompt is woven before it is stored, so the scene does not quote it back."""
     announced = events(event, payload)
+    answer = None
+    if event == "UserPromptSubmit" and announced:
+        prompt = announced[0]
+        woven = engine.weave(prompt.text, session=prompt.session, project=prompt.project)
+        answer = _context(event, woven.text)
     for item in announced:
         engine.handle(item)
     if event == "SessionStart":
         start = announced[0]
         return _context(event, engine.weave("", session=start.session, project=start.project).text)
-    if event == "UserPromptSubmit" and announced:
-        prompt = announced[0]
-        woven = engine.weave(prompt.text, session=prompt.session, project=prompt.project)
-        return _context(event, woven.text)
-    return None
+    return answer
 
 
 # --- transcripts: ~/.claude/projects/<cwd-slug>/<session>.jsonl -----------------------------
