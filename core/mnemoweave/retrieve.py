@@ -78,7 +78,7 @@ def configured_channels(home: Path, config: Config, pm: Any) -> list[DenseChanne
 
     embedders = []
     for name in config.models():
-        embedder = load_embedder(name, pm)
+        embedder = load_embedder(name, pm, home)
         if embedder is None:
             log.warning("model %s is not built: run `mnemoweave model build`", name)
         embedders.append(embedder)

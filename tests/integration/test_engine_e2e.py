@@ -33,3 +33,13 @@ def test_a_bilingual_session_preference_reaches_the_next_session(real_engine):
     woven = real_engine.weave("给 upload 函数加注释", session="s2", project="uploader")
     assert "以后代码注释都用英文" in woven.text
     assert real_engine.db.execute("SELECT ended FROM sessions WHERE id = 's1'").fetchone()[0]
+
+
+def test_an_engine_on_another_data_dir_uses_that_dirs_models(built_home, tmp_path):
+    from mnemoweave import Engine
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "models").symlink_to(built_home[0] / "models")
+    with Engine(other) as engine:  # MNEMOWEAVE_HOME points elsewhere (the test's own dir)
+        assert engine.retrieval_mode() == "hybrid (bm25 + use-m3)"

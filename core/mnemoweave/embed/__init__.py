@@ -37,9 +37,9 @@ __all__ = [
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 
-def models_dir() -> Path:
-    """Where built models live: `<data dir>/models/<name>/`."""
-    return data_dir() / "models"
+def models_dir(home: Path | None = None) -> Path:
+    """Where built models live: `<data dir>/models/<name>/` (`home`, else the data dir)."""
+    return (home or data_dir()) / "models"
 
 
 def registered(pm: pluggy.PluginManager | None = None) -> dict[str, EmbedderSpec]:
@@ -77,14 +77,16 @@ def build_models(
     return [spec.build(models_dir() / spec.name, force) for spec in chosen]
 
 
-def load_embedder(name: str, pm: pluggy.PluginManager | None = None) -> Embedder | None:
+def load_embedder(
+    name: str, pm: pluggy.PluginManager | None = None, home: Path | None = None
+) -> Embedder | None:
     """The named model ready to embed, or None when its files are not built yet.
 
     Raises InvalidInput for a name nobody registered, and MnemoweaveError when built files
     cannot be loaded (damaged: rebuild with force).
     """
     spec = _spec(name, registered(pm))
-    model_dir = models_dir() / name
+    model_dir = models_dir(home) / name
     if not spec.is_built(model_dir):
         return None
     try:
