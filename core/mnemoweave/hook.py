@@ -78,6 +78,8 @@ def spool(where: Path, host: str, event: str, payload: Any) -> Path:
 
 def _deliver(where: Path, host: str, event: str, payload: Any, deadline: float) -> Any:
     path, body = f"/v1/hooks/{host}/{event}", {"payload": payload}
+    if deadline <= time.monotonic():
+        raise client.DaemonError("no time left in the hook's budget")
     try:
         return client.request(where, "POST", path, body, timeout=deadline - time.monotonic())
     except client.DaemonError as exc:

@@ -19,16 +19,17 @@ stopped when an ``opencode`` test ends.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from .claude import ClaudeCode, ClaudeHarness, ClaudeUnavailable, install_claude_code
+from .claude import ClaudeCode, ClaudeHarness, install_claude_code
 from .daemons import stop_daemons
 from .fake_anthropic import FakeAnthropic
 from .fake_openai import FakeOpenAI
-from .opencode import OpenCode, OpenCodeHarness, OpenCodeUnavailable, install_opencode
+from .npm import CliUnavailable, InstalledCli
+from .opencode import OpenCode, OpenCodeHarness, install_opencode
 
 HERE = Path(__file__).resolve().parent
 
@@ -39,13 +40,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.e2e)
 
 
+def _installed_or_skip(install: Callable[[], InstalledCli], title: str) -> InstalledCli:
+    try:
+        return install()
+    except CliUnavailable as exc:
+        pytest.skip(f"{title} unavailable: {exc}")
+
+
 @pytest.fixture(scope="session")
 def claude_code() -> ClaudeCode:
     """The pinned Claude Code CLI, installed once into the e2e cache."""
-    try:
-        return install_claude_code()
-    except ClaudeUnavailable as exc:
-        pytest.skip(f"Claude Code unavailable: {exc}")
+    return _installed_or_skip(install_claude_code, "Claude Code")
 
 
 @pytest.fixture
@@ -75,10 +80,7 @@ def run_claude(claude: ClaudeHarness):
 @pytest.fixture(scope="session")
 def opencode_cli() -> OpenCode:
     """The pinned OpenCode CLI, installed once into the e2e cache."""
-    try:
-        return install_opencode()
-    except OpenCodeUnavailable as exc:
-        pytest.skip(f"OpenCode unavailable: {exc}")
+    return _installed_or_skip(install_opencode, "OpenCode")
 
 
 @pytest.fixture

@@ -1,23 +1,29 @@
 """The mnemoweave CLI and daemon as the e2e tests drive them: commands in a harness's
-environment, a daemon started and waited for, and every daemon of a data dir stopped at the
-end (the one a test started, and any a host plugin or hook started detached)."""
+environment, the turns stored for a session, a daemon started and waited for, a bounded wait
+for what happens in the background, and every daemon of a data dir stopped at the end (the
+one a test started, and any a host plugin or hook started detached)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from mnemoweave import client
 
 MNEMOWEAVE = [sys.executable, "-m", "mnemoweave"]
 START_WITHIN = 90.0  # seconds a daemon may take to answer (models, jieba, warm-up)
 STOP_WITHIN = 15.0
+STORED_WITHIN = 60.0  # seconds for what a host spooled or sent in the background to be stored
+
+T = TypeVar("T")
 
 
 def mw(
@@ -33,6 +39,23 @@ def mw(
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+def stored_turns(env: Mapping[str, str], session: str) -> list[tuple[str, str]]:
+    """The (role, text) turns the store of env's data dir holds for `session`."""
+    found = mw(env, "rehydrate", "--session", session, "--json")
+    assert found.returncode == 0, found.stderr
+    return [(t["role"], t["text"]) for t in json.loads(found.stdout)["turns"]]
+
+
+def wait_for(check: Callable[[], T], within: float = STORED_WITHIN, every: float = 0.1) -> T:
+    """Poll `check` every `every` seconds until it returns something true, for at most
+    `within` seconds; that value."""
+    deadline = time.monotonic() + within
+    while not (value := check()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(every)
+    return value
 
 
 def write_config(home: Path, lexical: bool = True) -> None:

@@ -7,11 +7,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from mnemoweave import client
+
+from . import daemons
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugins" / "claude-code"
@@ -26,14 +27,7 @@ CONNECT = {"MCP_CONNECT_TIMEOUT_MS": "60000"}
 
 
 def mw(claude, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mnemoweave", *args],
-        env=claude.env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    return daemons.mw(claude.env(), *args)
 
 
 def stop_daemon(claude) -> None:

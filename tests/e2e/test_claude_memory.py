@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,28 +15,22 @@ import pytest
 
 from mnemoweave import client
 
+from . import daemons
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugins" / "claude-code"
 LAUNCHER = ROOT / "hooks" / "mnemoweave-hook"
-MNEMOWEAVE = [sys.executable, "-m", "mnemoweave"]
 WITH_PLUGIN = ("--plugin-dir", str(PLUGIN))
 
 
 def mw(claude, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*MNEMOWEAVE, *args],
-        env=claude.env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return daemons.mw(claude.env(), *args, timeout=timeout)
 
 
 def start_daemon(claude) -> None:
     log = open(claude.root / "daemon.out", "ab")  # noqa: SIM115 (closed with the process)
     subprocess.Popen(
-        [*MNEMOWEAVE, "serve"],
+        [*daemons.MNEMOWEAVE, "serve"],
         env=claude.env(),
         stdin=subprocess.DEVNULL,
         stdout=log,
@@ -70,9 +63,7 @@ def stop_daemon(claude) -> None:
 
 
 def stored(claude, session: str) -> list[tuple[str, str]]:
-    result = mw(claude, "rehydrate", "--session", session, "--json")
-    assert result.returncode == 0, result.stderr
-    return [(t["role"], t["text"]) for t in json.loads(result.stdout)["turns"]]
+    return daemons.stored_turns(claude.env(), session)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ import pytest
 
 from mnemoweave import client
 
+from . import daemons
 from .daemons import mw, start_daemon, stop_daemons, wait_for_daemon, write_config
 from .fake_daemon import FakeDaemon
 
@@ -115,21 +116,11 @@ def chat(text: str, message: str = "msg_user1") -> dict:
 
 
 def said(env: dict[str, str], session: str = SESSION) -> list[tuple[str, str]]:
-    found = mw(env, "rehydrate", "--session", session, "--json")
-    assert found.returncode == 0, found.stderr
-    return [(t["role"], t["text"]) for t in json.loads(found.stdout)["turns"]]
+    return daemons.stored_turns(env, session)
 
 
 def spooled(home: Path) -> list[Path]:
     return sorted((home / "spool").glob("*.json"))
-
-
-def wait_until(check, within: float = WITHIN):
-    deadline = time.monotonic() + within
-    while not (result := check()):
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
-    return result
 
 
 def test_a_message_gets_the_weave_and_the_turns_are_stored(drive, env, repo, daemon):
@@ -232,7 +223,7 @@ def test_without_a_daemon_the_payloads_are_spooled_as_hooks_spool_them(drive, en
     assert all(len(line) < 600 for line in log.splitlines())
     start_daemon(env, tmp_path / "daemon.out")
     try:
-        wait_until(lambda: not spooled(home))
+        daemons.wait_for(lambda: not spooled(home), WITHIN)
         assert said(env) == [
             ("user", "The release branch is cut on Thursdays."),
             ("assistant", "Noted: Thursdays."),
@@ -312,7 +303,7 @@ def test_the_plugin_starts_the_daemon_and_what_it_spooled_is_stored(drive, env, 
             MNEMOWEAVE_BIN=str(Path(sys.executable).with_name("mnemoweave")),
         )
         wait_for_daemon(home)
-        wait_until(lambda: ("user", "hi there") in said(env))
+        daemons.wait_for(lambda: ("user", "hi there") in said(env), WITHIN)
     finally:
         stop_daemons(home)
     log = (home / "logs" / "daemon.log").read_text()
