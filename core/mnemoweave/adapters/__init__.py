@@ -15,8 +15,15 @@ HOSTS = {claude_code.HOST: claude_code, opencode.HOST: opencode, dsh.HOST: dsh}
 
 
 def handle(engine: Engine, host: str, event: str, payload: Any) -> dict[str, Any] | None:
-    """Run one host hook event; the JSON the host expects back, or None for no output."""
+    """Run one host hook event; the JSON the host expects back, or None for no output.
+
+    The answer is woven before the announced turns are stored, so the scene never quotes
+    the prompt back to the model."""
     adapter = HOSTS.get(host)
     if adapter is None:
         raise InvalidInput(f"unknown host {host!r}; use one of: {', '.join(HOSTS)}")
-    return adapter.handle(engine, event, payload)
+    announced = adapter.events(event, payload)
+    answer = adapter.answer(engine, event, payload, announced)
+    for item in announced:
+        engine.handle(item)
+    return answer

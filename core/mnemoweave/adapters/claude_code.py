@@ -12,17 +12,16 @@ turn the hook and the transcript both report, or a replayed payload, is stored o
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
 from ..model import SessionEvent, Turn
 from ..projects import project_from_cwd
-from ..text import clean, clip
+from ..text import clip
+from . import payloads
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -38,19 +37,10 @@ NOT_SAID = ("<command-", "<local-command", "Caveat:", "[Request interrupted")
 QUIET_COMMANDS = ("ls", "cat", "pwd", "echo", "head", "tail", "grep", "rg", "find", "which", "cd")
 
 
-def _text(payload: dict[str, Any], name: str) -> str:
-    value = payload.get(name)
-    if not isinstance(value, str):
-        raise InvalidInput(f"the payload's {name!r} must be a string")
-    return value
-
-
 def turn_key(session: str, role: str, text: str) -> str:
     """The same message of the same session gets the same key, whoever reports it: the
     hook, the transcript, or the spool (which keeps the text cleaned of secrets)."""
-    said = clean(text).encode("utf-8", "replace")
-    digest = hashlib.sha256(f"{session}\x00{role}\x00".encode() + said).hexdigest()
-    return f"{HOST}:{digest[:24]}"
+    return f"{HOST}:{payloads.said_digest(session, role, text=text)}"
 
 
 def observation(payload: dict[str, Any]) -> str:
@@ -78,13 +68,8 @@ def observation(payload: dict[str, Any]) -> str:
 
 def events(event: str, payload: dict[str, Any]) -> list[Turn | SessionEvent]:
     """What one hook payload announces, in order (raises InvalidInput on a bad payload)."""
-    if event not in EVENTS:
-        raise InvalidInput(f"unknown Claude Code event {event!r}; use one of: {', '.join(EVENTS)}")
-    if not isinstance(payload, dict):
-        raise InvalidInput("the hook payload must be a JSON object")
-    session = _text(payload, "session_id").strip()
-    if not session:
-        raise InvalidInput("the payload has an empty session_id")
+    payloads.checked("Claude Code", EVENTS, event, payload)
+    session = payloads.session(payload, "session_id")
     cwd = payload.get("cwd")
     project = project_from_cwd(cwd if isinstance(cwd, str) else None)
     where = {"host": HOST, "project": project}
@@ -100,7 +85,7 @@ def events(event: str, payload: dict[str, Any]) -> list[Turn | SessionEvent]:
             )
         ]
     if event == "UserPromptSubmit":
-        prompt = _text(payload, "prompt")
+        prompt = payloads.text(payload, "prompt")
         return [turn("user", prompt)] if prompt.strip() else []
     if event == "PostToolUse":
         seen = observation(payload)
@@ -134,22 +119,16 @@ def clip_context(text: str) -> str:
     return text[: MAX_CONTEXT - len(closing) - 1].rsplit("\n", 1)[0] + closing
 
 
-def handle(engine: Engine, event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """Store what the payload announces; the JSON to print for Claude Code, or None.
-
-    The prompt is woven before it is stored, so the scene does not quote it back."""
-    announced = events(event, payload)
-    answer = None
-    if event == "UserPromptSubmit" and announced:
-        prompt = announced[0]
-        woven = engine.weave(prompt.text, session=prompt.session, project=prompt.project)
-        answer = _context(event, woven.text)
-    for item in announced:
-        engine.handle(item)
-    if event == "SessionStart":
-        start = announced[0]
-        return _context(event, engine.weave("", session=start.session, project=start.project).text)
-    return answer
+def answer(
+    engine: Engine, event: str, payload: dict[str, Any], announced: list[Turn | SessionEvent]
+) -> dict[str, Any] | None:
+    """The JSON to print for Claude Code: the scene and nudge at SessionStart, the weave for
+    the prompt at UserPromptSubmit; None otherwise."""
+    if event not in ("SessionStart", "UserPromptSubmit") or not announced:
+        return None
+    first = announced[0]
+    query = first.text if isinstance(first, Turn) else ""
+    return _context(event, engine.weave(query, session=first.session, project=first.project).text)
 
 
 # --- transcripts: ~/.claude/projects/<cwd-slug>/<session>.jsonl -----------------------------

@@ -16,13 +16,12 @@ was written cleaned), is stored once. Answers are `{"context": text}`.
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import SessionEvent, Turn
 from ..projects import project_from_cwd
-from ..text import clean
+from . import payloads
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -36,8 +35,7 @@ SPEAKERS = {"pre-step": ("user",), "turn-end": ("user", "assistant")}
 
 def turn_key(session: str, turn: int, role: str, text: str) -> str:
     """The same message of the same turn gets the same key, whoever reports it."""
-    said = f"{session}\x00{turn}\x00{role}\x00{clean(text)}"
-    return f"{HOST}:{hashlib.sha256(said.encode()).hexdigest()[:24]}"
+    return f"{HOST}:{payloads.said_digest(session, turn, role, text=text)}"
 
 
 def _turn(payload: dict[str, Any]) -> int:
@@ -69,20 +67,10 @@ def _messages(event: str, payload: dict[str, Any]) -> list[tuple[str, str]]:
 
 def events(event: str, payload: Any) -> list[Turn | SessionEvent]:
     """What one bridge payload announces, in order (raises InvalidInput on a bad payload)."""
-    if event not in EVENTS:
-        raise InvalidInput(f"unknown dsh event {event!r}; use one of: {', '.join(EVENTS)}")
-    if not isinstance(payload, dict):
-        raise InvalidInput("the dsh payload must be a JSON object")
-    session = payload.get("session_id")
-    if not isinstance(session, str):
-        raise InvalidInput("the payload's 'session_id' must be a string")
-    session = session.strip()
-    if not session:
-        raise InvalidInput("the payload has an empty session_id")
-    cwd = payload.get("cwd")
-    if cwd is not None and not isinstance(cwd, str):
-        raise InvalidInput("the payload's 'cwd' must be a string")
-    where = {"host": HOST, "project": project_from_cwd(cwd)}
+    payloads.checked("dsh", EVENTS, event, payload)
+    session = payloads.session(payload, "session_id")
+    cwd = payloads.text(payload, "cwd", required=False)
+    where = {"host": HOST, "project": project_from_cwd(cwd or None)}
     if event == "session-start":
         source = payload.get("source")
         return [
@@ -102,11 +90,11 @@ def events(event: str, payload: Any) -> list[Turn | SessionEvent]:
     return said
 
 
-def handle(engine: Engine, event: str, payload: Any) -> dict[str, Any] | None:
-    """Store what the payload announces; `{"context": ...}` for the bridge, or None."""
-    announced = events(event, payload)
-    for item in announced:
-        engine.handle(item)
+def answer(
+    engine: Engine, event: str, payload: Any, announced: list[Turn | SessionEvent]
+) -> dict[str, Any] | None:
+    """`{"context": ...}` for the bridge: the scene and nudge at session-start, the weave
+    for the step's last user message at pre-step; None otherwise."""
     if event == "session-start":
         start = announced[0]
         text = engine.weave("", session=start.session, project=start.project).text

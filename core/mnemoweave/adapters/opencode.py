@@ -21,7 +21,7 @@ experimental.session.compacting -> nothing stored; `{"context": scene and nudge}
 An answer is None when there is nothing worth saying; the plugin pushes a context as one
 synthetic text part after the user's (chat.message), keeps it for the session's first
 message in case that weave fails (session.created), or appends it to the compaction
-context. Turn keys are `opencode:<session>:<message id>` (a hash of role and text when a
+context. Turn keys are `opencode:<session>:<message id>` (a hash of role and cleaned text when a
 message has no id), so a payload replayed from the spool, or a message sent again at the
 next idle, is stored once. The plugin's budgets (250 ms for chat.message), daemon start and
 spool are described at the top of the plugin.
@@ -29,12 +29,12 @@ spool are described at the top of the plugin.
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import SessionEvent, Turn
 from ..projects import project_from_cwd
+from . import payloads
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -55,23 +55,13 @@ def turn_key(session: str, role: str, text: str, message_id: str | None = None) 
     """The message id when there is one (ids are unique per session), else the text."""
     if message_id:
         return f"{HOST}:{session}:{message_id}"
-    digest = hashlib.sha256(f"{session}\x00{role}\x00{text.strip()}".encode()).hexdigest()
-    return f"{HOST}:{session}:{digest[:24]}"
-
-
-def _optional_text(payload: dict[str, Any], name: str) -> str:
-    value = payload.get(name, "")
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise InvalidInput(f"the payload's {name!r} must be a string")
-    return value
+    return f"{HOST}:{session}:{payloads.said_digest(session, role, text=text)}"
 
 
 def project_of(payload: dict[str, Any]) -> str:
     """The git root of the plugin's directory (or worktree; "/" means no worktree)."""
-    directory = _optional_text(payload, "directory").strip()
-    worktree = _optional_text(payload, "worktree").strip()
+    directory = payloads.text(payload, "directory", required=False).strip()
+    worktree = payloads.text(payload, "worktree", required=False).strip()
     if not directory and worktree != "/":
         directory = worktree
     return project_from_cwd(directory or None)
@@ -90,8 +80,11 @@ def _messages(payload: dict[str, Any]) -> list[tuple[str, str, str]]:
     for number, message in enumerate(given):
         if not isinstance(message, dict):
             raise InvalidInput(f"message {number} of the payload must be an object")
-        text, ident = _optional_text(message, "text"), _optional_text(message, "id").strip()
-        role = _optional_text(message, "role").strip() or "assistant"
+        text, ident = (
+            payloads.text(message, "text", required=False),
+            payloads.text(message, "id", required=False).strip(),
+        )
+        role = payloads.text(message, "role", required=False).strip() or "assistant"
         if role not in ROLES:
             raise InvalidInput(f"message {number} has role {role!r}; use assistant or user")
         if text.strip():
@@ -101,25 +94,16 @@ def _messages(payload: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def events(event: str, payload: Any) -> list[Turn | SessionEvent]:
     """What one plugin payload announces, in order (raises InvalidInput on a bad payload)."""
-    if event not in EVENTS:
-        raise InvalidInput(f"unknown OpenCode event {event!r}; use one of: {', '.join(EVENTS)}")
-    if not isinstance(payload, dict):
-        raise InvalidInput("the OpenCode payload must be a JSON object")
-    session = payload.get("sessionID")
-    if not isinstance(session, str):
-        raise InvalidInput("the payload's 'sessionID' must be a string")
-    session = session.strip()
-    if not session:
-        raise InvalidInput("the payload has an empty sessionID")
+    payloads.checked("OpenCode", EVENTS, event, payload)
+    session = payloads.session(payload, "sessionID")
     where = {"host": HOST, "project": project_of(payload)}
 
     def turn(role: str, text: str, ident: str = "") -> Turn:
         return Turn(session, role, text, key=turn_key(session, role, text, ident), **where)
 
     if event == "chat.message":
-        if not isinstance(payload.get("text"), str):
-            raise InvalidInput("the payload's 'text' must be a string")
-        text, ident = payload["text"], _optional_text(payload, "messageID").strip()
+        text = payloads.text(payload, "text")
+        ident = payloads.text(payload, "messageID", required=False).strip()
         return [turn("user", text, ident)] if text.strip() else []
     if event == "session.created":
         return [SessionEvent("start", session, source="created", **where)]
@@ -132,19 +116,17 @@ def events(event: str, payload: Any) -> list[Turn | SessionEvent]:
     return []
 
 
-def _context(text: str) -> dict[str, Any] | None:
-    return {"context": text} if text else None
-
-
-def handle(engine: Engine, event: str, payload: Any) -> dict[str, Any] | None:
-    """Store what the payload announces; the answer for the plugin, or None."""
-    announced = events(event, payload)
-    for item in announced:
-        engine.handle(item)
-    session = payload["sessionID"].strip()
-    project = project_of(payload)
+def answer(
+    engine: Engine, event: str, payload: dict[str, Any], announced: list[Turn | SessionEvent]
+) -> dict[str, Any] | None:
+    """The answer for the plugin: the weave for the prompt at chat.message, the scene and
+    nudge at session.created and for the compaction prompt; None otherwise."""
     if event == "chat.message" and announced:
-        return _context(engine.weave(announced[0].text, session=session, project=project).text)
-    if event in ("session.created", "experimental.session.compacting"):
-        return _context(engine.weave("", session=session, project=project).text)
-    return None
+        query = announced[0].text
+    elif event in ("session.created", "experimental.session.compacting"):
+        query = ""
+    else:
+        return None
+    session, project = payload["sessionID"].strip(), project_of(payload)
+    text = engine.weave(query, session=session, project=project).text
+    return {"context": text} if text else None
