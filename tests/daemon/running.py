@@ -89,3 +89,10 @@ def start_daemon(home: Path, **settings: str) -> Daemon:
             raise AssertionError(f"the daemon did not answer within {START_WITHIN}s")
         time.sleep(0.05)
     return Daemon(home, process)
+
+
+def raw_request(home: Path, method: str, target: str, body: bytes = b"") -> tuple[int, dict]:
+    """One request with any body, as the client would send it: the status and the JSON."""
+    head = f"{method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+    where = client.socket_path(home)
+    return client._parse(client._exchange(where, head.encode() + body, time.monotonic() + 60))

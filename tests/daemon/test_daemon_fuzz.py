@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import io
 import json
-import socket
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from running import raw_request
 
-from mnemoweave import client, hook
+from mnemoweave import hook
 from mnemoweave.adapters import claude_code
 
 JSON = st.recursive(
@@ -29,17 +29,7 @@ SETTINGS = settings(
 
 
 def post_raw(home, path: str, body: bytes) -> tuple[int, dict]:
-    """One request with an arbitrary body; the status and the JSON answer."""
-    with socket.socket(socket.AF_UNIX) as sock:
-        sock.settimeout(30)
-        sock.connect(str(client.socket_path(home)))
-        head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
-        sock.sendall(head.encode() + body)
-        answer = b""
-        while chunk := sock.recv(65536):
-            answer += chunk
-    status_line, _, rest = answer.partition(b"\r\n")
-    return int(status_line.split()[1]), json.loads(rest.partition(b"\r\n\r\n")[2])
+    return raw_request(home, "POST", path, body)
 
 
 @SETTINGS

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from running import daemon_env
+from running import daemon_env, start_daemon
 
 from mnemoweave import client, hook
 
@@ -97,16 +97,8 @@ def test_transcripts_are_followed_without_double_counting_what_hooks_stored(home
     lines = (PAYLOADS / "transcript.jsonl").read_text().splitlines(keepends=True)
     transcript = folder / "s.jsonl"
     transcript.write_text("".join(lines[:3]))  # up to the user's prompt
-    env = daemon_env(home, HOME=str(user_home))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mnemoweave", "serve"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    daemon = start_daemon(home, HOME=str(user_home))
     try:
-        wait_for(lambda: client.running(home))
         session = json.loads(lines[2])["sessionId"]
         prompt = payload(
             "UserPromptSubmit",
@@ -136,5 +128,4 @@ def test_transcripts_are_followed_without_double_counting_what_hooks_stored(home
         )
         assert str(outside.resolve()) not in json.loads((home / "transcripts.json").read_text())
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        daemon.stop()

@@ -4,15 +4,13 @@ the daemon answers 2xx or a clear 4xx, never a 500, and the store stays sound.""
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
-
-from mnemoweave import client
+from running import raw_request
 
 SPEC = Path(__file__).resolve().parents[2] / "core" / "mnemoweave" / "daemon" / "openapi.json"
 SCHEMA = schemathesis.openapi.from_dict(json.loads(SPEC.read_text()))
@@ -27,16 +25,7 @@ def send(home: Path, case) -> tuple[int, dict]:
     target = path + (f"?{urlencode(query, doseq=True)}" if query else "")
     has_body = not isinstance(case.body, schemathesis.core.NotSet)
     body = json.dumps(case.body).encode() if has_body else b""
-    head = f"{case.method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
-    with socket.socket(socket.AF_UNIX) as sock:
-        sock.settimeout(60)
-        sock.connect(str(client.socket_path(home)))
-        sock.sendall(head.encode() + body)
-        answer = b""
-        while chunk := sock.recv(65536):
-            answer += chunk
-    status_line, _, rest = answer.partition(b"\r\n")
-    return int(status_line.split()[1]), json.loads(rest.partition(b"\r\n\r\n")[2])
+    return raw_request(home, case.method, target, body)
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=lambda op: f"{op.method} {op.path}")
