@@ -31,6 +31,7 @@ from .writes import (
     Writer,
     Written,
     draft_memory,
+    draft_of,
     draft_turn,
     forget_turn_copies,
     from_fields,
@@ -285,15 +286,7 @@ class Engine:
     def handle(self, event: Turn | SessionEvent) -> Written | None:
         """The one entry for every host: store and classify a turn, or record a session event."""
         if isinstance(event, Turn):
-            return self.ingest(
-                event.session,
-                event.role,
-                event.text,
-                host=event.host,
-                project=event.project,
-                ts=event.ts,
-                key=event.key,
-            )
+            return self._store_turns([draft_of(event)])[0]
         now = event.ts or time.time()
         with transaction(self.db) as db:
             sessions_table.touch(

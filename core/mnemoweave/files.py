@@ -13,7 +13,7 @@ from .errors import InvalidInput
 from .model import Memory, Turn
 from .store import memories as memories_table
 from .store import turns as turns_table
-from .writes import check_importance, draft_memory, draft_turn
+from .writes import check_importance, draft_memory, draft_of
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -29,17 +29,7 @@ def import_records(
             key = record.key or (
                 None if record.ts is not None else transfer.line_key(record, index)
             )
-            turns.append(
-                draft_turn(
-                    record.session,
-                    record.role,
-                    record.text,
-                    host=record.host,
-                    project=record.project,
-                    ts=record.ts,
-                    key=key,
-                )
-            )
+            turns.append(draft_of(record, key))
         else:
             importance = record.importance or engine.config.default_importance
             check_importance(importance)

@@ -197,6 +197,19 @@ def from_fields(make: Callable[..., Any], fields: Any, number: int) -> Any:
         raise InvalidInput(f"row {number}: {message}") from None
 
 
+def draft_of(turn: Turn, key: str | None = None) -> TurnDraft | None:
+    """The draft of an announced or imported turn (`key` replaces the turn's own)."""
+    return draft_turn(
+        turn.session,
+        turn.role,
+        turn.text,
+        host=turn.host,
+        project=turn.project,
+        ts=turn.ts,
+        key=key or turn.key,
+    )
+
+
 class Writer:
     """Writes drafts into one store and the vector index of each dense channel."""
 
