@@ -3,11 +3,11 @@ payloads hooks could not deliver, and following Claude Code transcripts.
 
 Hooks post `{"payload": ...}` to `/v1/hooks/{host}/{event}` and print the `output` they
 get back. A hook that could not reach the daemon in time leaves its payload in `spool/`;
-the daemon replays the spool when it starts, after each hook it serves, and every few
-seconds while it is quiet. Transcripts
-named by payloads (only under `~/.claude/projects/`) are followed with watchdog: complete
-lines past the last offset are ingested, offsets survive restarts
-(`transcripts.json`), and turn keys match the hooks', so nothing is stored twice.
+the daemon replays the spool when it starts, right after a hook it serves finds the spool
+non-empty (off the hook's own path: the follower's worker does it), and every few seconds
+while it is quiet. Transcripts named by payloads (only under `~/.claude/projects/`) are
+followed with watchdog: complete lines past the last offset are ingested, offsets survive
+restarts (`transcripts.json`), and turn keys match the hooks', so nothing is stored twice.
 """
 
 from __future__ import annotations
@@ -140,6 +140,7 @@ class Transcripts:
                 path = self.queue.get(timeout=SPOOL_EVERY)
             except queue.Empty:
                 path = ""  # quiet: a chance to store what hooks spooled meanwhile
+            # "" means: look at the spool (queued by a hook, or after a quiet spell)
             if path is None:
                 return
             try:
@@ -199,7 +200,8 @@ class Hosts:
         where = payload.get("transcript_path") if isinstance(payload, dict) else None
         if host == claude_code.HOST and isinstance(where, str):
             self.transcripts.follow(where)
-        replay_spool(ctx.engine)
+        if spooled(ctx.engine.home):
+            self.transcripts.queue.put("")  # the worker stores it, after this answer is sent
         return {"output": answer}
 
 
