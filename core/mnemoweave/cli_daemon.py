@@ -55,8 +55,14 @@ def daemon_line(state: dict[str, Any] | None) -> str:
     counts = state["requests"]
     error = state["last_error"]
     last = f"{error['message']} ({error['route']}, {error['time']})" if error else "none"
+    if state.get("tcp"):
+        listening = f"socket {state['socket']} and http://{state['tcp']} (token required)"
+    elif state.get("tcp_error"):
+        listening = f"socket {state['socket']} (no TCP: {state['tcp_error']})"
+    else:
+        listening = f"socket {state['socket']}"
     return (
-        f"daemon    pid {state['pid']}, up {up}, socket {state['socket']}, "
+        f"daemon    pid {state['pid']}, up {up}, {listening}, "
         f"{counts['total']} requests ({counts['refused']} refused, {counts['failed']} failed), "
         f"last error: {last}"
     )

@@ -73,6 +73,8 @@ class Config:
     """What a near-duplicate does: merge (into the existing memory) or skip (store nothing)."""
     daemon_idle_minutes: float = 30.0
     """Minutes without a request after which `mnemoweave serve` stops (0: never)."""
+    daemon_port: int = 0
+    """Loopback TCP port the daemon also serves on, token required (0: the socket only)."""
 
     def models(self) -> list[str]:
         """The embedding models in use, main then second; none when lexical-only."""
@@ -119,4 +121,8 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
             raise InvalidInput(
                 f"setting {name}: use one of {', '.join(allowed)}, got {typed[name]!r}"
             )
+    if not 0 <= typed.get("daemon_port", 0) <= 65535:
+        raise InvalidInput(
+            f"setting daemon_port: use 0 (off) or a port 1-65535, got {typed['daemon_port']}"
+        )
     return replace(Config(), **typed)

@@ -18,7 +18,10 @@ from .schema import INT, OPT_STR, STR, record_schema, ref
 FILE = Path(__file__).with_name("openapi.json")
 DESCRIPTION = (
     "Local long-term memory for coding agents. The daemon serves HTTP on the Unix socket "
-    "$MNEMOWEAVE_HOME/daemon.sock (mode 0600). Records carry their class in `_type`; "
+    "$MNEMOWEAVE_HOME/daemon.sock (mode 0600) and, when `daemon_port` is set, on "
+    "127.0.0.1:PORT, where every request needs `Authorization: Bearer TOKEN` (the token is "
+    "in $MNEMOWEAVE_HOME/daemon.token) and a loopback Host header. Records carry their "
+    "class in `_type`; "
     'times are epoch seconds. Every error is {"error": one line}.'
 )
 COUNTS = {
@@ -42,6 +45,8 @@ DAEMON_STATE = {
             "properties": {"time": {"type": "number"}, "route": STR, "message": STR},
         },
         "log": OPT_STR,
+        "tcp": OPT_STR,
+        "tcp_error": OPT_STR,
     },
     "required": ["pid", "started", "uptime", "socket", "requests", "last_error"],
 }

@@ -25,6 +25,7 @@ from .. import __version__
 from ..client import DAEMON_ROLE, LOG_NAME, DaemonError, lock_holder, socket_path
 from ..config import load_config
 from ..model import Turn
+from . import tcp
 from .process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
 from .routes import ApiError, Context, respond
 
@@ -43,6 +44,7 @@ class DaemonState:
         self.started = time.time()
         self.total = self.refused = self.failed = self.active = 0
         self.last_error: dict[str, Any] | None = None
+        self.tcp = self.tcp_error = ""  # the loopback listener's address, or why there is none
         self._last_activity = time.monotonic()
         self._lock = threading.Lock()
 
@@ -84,6 +86,8 @@ class DaemonState:
                     "in_flight": max(0, self.active - 1),
                 },
                 "last_error": self.last_error,
+                "tcp": self.tcp or None,
+                "tcp_error": self.tcp_error or None,
                 "log": str(self.home / LOG_NAME),
             }
 
@@ -101,7 +105,7 @@ class _Handler(BaseHTTPRequestHandler):
         state.begin()
         status, payload = 500, {"error": "internal error"}
         try:
-            status, payload = respond(ctx, self.command, target, self._body())
+            status, payload = self._respond(ctx, target)
         except ApiError as exc:
             status, payload = exc.status, {"error": str(exc)}
         finally:
@@ -110,8 +114,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
+        if status == 401:
+            self.send_header("WWW-Authenticate", "Bearer")
         self.end_headers()
         self.wfile.write(data)
+
+    def _respond(self, ctx: Context, target: str) -> tuple[int, Any]:
+        return respond(ctx, self.command, target, self._body())
 
     def _body(self) -> bytes:
         text = self.headers.get("Content-Length") or "0"
@@ -127,17 +136,42 @@ class _Handler(BaseHTTPRequestHandler):
         """Requests are counted, not logged (a Unix socket peer has no address to log)."""
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class _TcpHandler(_Handler):
+    """The same API on the loopback port, for requests that pass the access checks."""
+
+    server: _TcpServer
+
+    def _respond(self, ctx: Context, target: str) -> tuple[int, Any]:
+        port = self.server.server_address[1]
+        refused = tcp.refusal(self.headers, port, self.server.token)
+        if refused is not None:
+            raise ApiError(*refused)
+        return super()._respond(ctx, target)
+
+
+class _Serving(socketserver.ThreadingMixIn):
     daemon_threads = False  # in-flight requests finish before the daemon exits
     block_on_close = True
-
-    def __init__(self, path: str, state: DaemonState, ctx: Context) -> None:
-        self.state, self.ctx = state, ctx
-        super().__init__(path, _Handler)
+    state: DaemonState
+    ctx: Context
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection that broke (a client gone before its answer): logged, not printed."""
         log.warning("a connection failed", exc_info=True)
+
+
+class _Server(_Serving, socketserver.UnixStreamServer):
+    def __init__(self, path: str, state: DaemonState, ctx: Context) -> None:
+        self.state, self.ctx = state, ctx
+        super().__init__(path, _Handler)
+
+
+class _TcpServer(_Serving, socketserver.TCPServer):
+    allow_reuse_address = True
+
+    def __init__(self, port: int, state: DaemonState, ctx: Context, token: str) -> None:
+        self.state, self.ctx, self.token = state, ctx, token
+        super().__init__((tcp.HOST, port), _TcpHandler)
 
 
 def warm(engine: Any) -> None:
@@ -157,6 +191,20 @@ def _bind(where: Path, state: DaemonState, ctx: Context) -> _Server:
         os.umask(umask)
     os.chmod(where, 0o600)
     return server
+
+
+def _listen_tcp(home: Path, port: int, state: DaemonState, ctx: Context) -> list[_TcpServer]:
+    """The loopback listener, or none when the port cannot be had: the socket serves on
+    (hooks must keep working), and the reason is logged and shown by `status`."""
+    try:
+        server = _TcpServer(port, state, ctx, tcp.token(home))
+    except OSError as exc:
+        state.tcp_error = f"{tcp.HOST}:{port}: {exc.strerror or exc}"
+        log.error("no TCP listener: %s", state.tcp_error)
+        return []
+    state.tcp = f"{tcp.HOST}:{server.server_address[1]}"
+    log.info("serving http://%s (token in %s)", state.tcp, tcp.TOKEN_NAME)
+    return [server]
 
 
 def _log_to(home: Path) -> logging.Handler:
@@ -236,14 +284,22 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
         from . import hosts
 
         host_side = hosts.start(ctx)  # replays the spool, follows transcripts
-        server = _bind(where, state, ctx)
-        accepting = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": TICK}, name="accept"
-        )
-        accepting.start()
+        servers = [_bind(where, state, ctx)]
+        if config.daemon_port:
+            servers += _listen_tcp(home, config.daemon_port, state, ctx)
+        threads = [
+            threading.Thread(
+                target=server.serve_forever, kwargs={"poll_interval": TICK}, name="accept"
+            )
+            for server in servers
+        ]
+        for thread in threads:
+            thread.start()
         try:
             log.info("serving %s (pid %d)", where, os.getpid())
             echo(f"serving {where} (pid {os.getpid()})")
+            if state.tcp:
+                echo(f"serving http://{state.tcp} (bearer token in {tcp.token_path(home)})")
             idle_limit = config.daemon_idle_minutes * 60
             while not stop.reason:
                 time.sleep(TICK)
@@ -251,10 +307,12 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
                     stop.reason = f"idle for {config.daemon_idle_minutes:g} minutes"
             log.info("%s: stopping", stop.reason)
         finally:
-            server.shutdown()  # stop accepting
+            for server in servers:
+                server.shutdown()  # stop accepting
             where.unlink(missing_ok=True)
-            server.server_close()  # waits for the requests in flight
-            accepting.join()
+            for server, thread in zip(servers, threads, strict=True):
+                server.server_close()  # waits for the requests in flight
+                thread.join()
             host_side.stop()
         log.info("stopped after %d requests", state.total)
     finally:
