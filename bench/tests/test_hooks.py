@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import corpus
 import hooks
-from hooks import Prompt, Tally, cites, context_of, fillers, knowledge_of, summarise
+from corpus import Prompt, Tally, cites, fillers, knowledge_of
+from hooks import context_of, summarise
 from mnemoweave.text import language
 
 BLOCK = (
@@ -68,7 +70,7 @@ def test_tally_counts_hits_only_for_prompts_that_should_match() -> None:
 
 
 def test_fillers_are_distinct_bilingual_memories() -> None:
-    projects = {name: f"/src/{name}" for name in (*hooks.DEV_PROJECTS, *hooks.OTHER_PROJECTS)}
+    projects = {name: f"/src/{name}" for name in (*corpus.DEV_PROJECTS, *corpus.OTHER_PROJECTS)}
     rows = list(itertools.islice(fillers(projects), 3000))
     assert len({row["text"] for row in rows}) == len(rows)
     assert {language(row["text"]) for row in rows[-500:]} >= {"zh", "en"}
