@@ -334,6 +334,10 @@ def export(directory: Path) -> None:
         click.echo(str(path))
 
 
+def _megabytes(count: int) -> str:
+    return f"{count / 1e6:.1f} MB"
+
+
 @cli.command()
 @json_option
 def status(as_json: bool) -> None:
@@ -350,6 +354,11 @@ def status(as_json: bool) -> None:
     click.echo(f"data dir  {data['data_dir']}")
     click.echo("stored    " + ", ".join(f"{n} {name}" for name, n in counts.items()))
     click.echo(f"pending   {data['pending_cards']} cards await review")
+    sizes = data["sizes"]
+    click.echo(
+        f"sizes     store {_megabytes(sizes['db_bytes'])}, vector index "
+        f"{_megabytes(sizes['vector_index_bytes'])}, data dir {_megabytes(sizes['data_dir_bytes'])}"
+    )
     click.echo("versions  " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()))
     click.echo(daemon_line(data["daemon"]))
 

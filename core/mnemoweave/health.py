@@ -61,6 +61,7 @@ def status(engine: Engine) -> dict[str, Any]:
                     for suffix in ("", "-wal", "-shm")
                 ]
             ),
+            "vector_index_bytes": _size(list((engine.home / "chroma").rglob("*"))),
             "data_dir_bytes": _size(list(engine.home.rglob("*"))),
         },
         "versions": {

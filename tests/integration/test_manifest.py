@@ -66,6 +66,18 @@ def test_name_version_and_description_are_the_package_s():
     assert json.loads(plugin.read_text(encoding="utf-8"))["version"] == PROJECT["version"]
 
 
+def test_the_tcp_listener_it_names_is_the_daemon_s():
+    from dataclasses import fields
+
+    from mnemoweave.config import Config
+    from mnemoweave.daemon import tcp
+
+    listener = INTERFACES["daemon"]["tcp"]
+    assert listener["setting"] in {f.name for f in fields(Config)}
+    assert listener["host"] == tcp.HOST
+    assert listener["token"] == f"$MNEMOWEAVE_HOME/{tcp.TOKEN_NAME}"
+
+
 def _argvs() -> list[list[str]]:
     found = [["mnemoweave", name] for name in INTERFACES["cli"]["commands"]]
     found += [INTERFACES["mcp"]["cli"], INTERFACES["daemon"]["cli"]]

@@ -117,6 +117,8 @@ def test_import_export_status_doctor(run, tmp_path):
     assert status["counts"] == {"turns": 1, "memories": 1, "cards": 0, "skills": 0}
     assert status["data_dir"] == os.environ["MNEMOWEAVE_HOME"]
     assert {"mnemoweave", "python", "sqlite"} <= set(status["versions"])
+    db_mb = f"{status['sizes']['db_bytes'] / 1e6:.1f} MB"
+    assert f"sizes     store {db_mb}, vector index " in run("status").output
     doctor = as_json(run("doctor", "--json"))
     assert doctor["ok"] is True and len(doctor["checks"]) >= 6
 

@@ -164,7 +164,10 @@ def test_status_counts(engine):
     assert status["counts"] == {"turns": 1, "memories": 1, "cards": 0, "skills": 0}
     assert status["data_dir"] == str(engine.home)
     assert status["versions"]["schema"] == "m005_turn_distilled"
-    assert status["sizes"]["db_bytes"] > 0
+    sizes = status["sizes"]
+    assert sizes["db_bytes"] > 0
+    assert 0 <= sizes["vector_index_bytes"] < sizes["data_dir_bytes"]
+    assert sizes["db_bytes"] + sizes["vector_index_bytes"] <= sizes["data_dir_bytes"]
 
 
 def test_a_huge_turn_is_stored_cut_with_a_marker_never_dropped(engine):
