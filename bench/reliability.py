@@ -146,7 +146,9 @@ def _verify(home: Path, acknowledged: list[str]) -> dict[str, Any]:
         repaired = consistent or all(
             c.ok for c in engine.doctor(repair=True) if c.name.startswith(("vector", "full-text"))
         )
+        retrieval = engine.retrieval_mode()
     return {
+        "retrieval": retrieval,  # a missing model shows here, not only in a log
         "acknowledged": len(acknowledged),
         "lost": len(acknowledged) - present,
         "integrity": integrity,

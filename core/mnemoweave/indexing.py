@@ -72,14 +72,26 @@ def drift(engine: Engine) -> dict[tuple[str, str], tuple[int, int]]:
     return out
 
 
-def repair(engine: Engine) -> None:
-    """Embed the rows each index lacks and drop the entries whose rows are gone."""
+def repair(engine: Engine, limit: int | None = None) -> list[str]:
+    """Embed the rows each index lacks and drop the entries whose rows are gone.
+
+    With `limit`, an index lacking more rows than that is left as it is (a model switch
+    wants `reindex`, not a repair on the hot path). Returns what was done, one line each.
+    """
+    done = []
     for channel in engine.channels:
         for table in ("memories", "turns"):
             rows, vectors = sqlite_refs(engine, table), channel.index.ids(table)
-            channel.index.delete(table, sorted(vectors - rows))
-            missing = rows - vectors
+            missing, extra = rows - vectors, vectors - rows
+            where = f"vector index ({channel.name}, {table})"
+            if limit is not None and len(missing) > limit:
+                done.append(f"{where}: {len(missing)} rows not embedded, over {limit}: left")
+                continue
+            channel.index.delete(table, sorted(extra))
             _embed_into(engine, channel, table, missing, None, len(missing))
+            if missing or extra:
+                done.append(f"{where}: embedded {len(missing)}, dropped {len(extra)}")
+    return done
 
 
 def reindex(engine: Engine, progress: Callable[[str, int, int], None] | None) -> dict[str, int]:

@@ -197,3 +197,43 @@ def test_another_user_cannot_connect_to_the_socket(daemon):
     assert attempt() == "refused"
     os.chmod(where, 0o666)  # the control: the same user gets in once the mode allows it
     assert attempt() == "connected"
+
+
+def test_a_daemon_mends_the_vector_index_a_crash_left_behind(home, built_home):
+    """SIGKILL between SQLite's commit and the vector write leaves rows without vectors;
+    the next daemon embeds them itself, with nobody running `doctor --repair`."""
+    from mnemoweave import Engine
+    from mnemoweave.indexing import drift
+
+    (home / "config.toml").write_text('embedder = "use-m3"\n', encoding="utf-8")
+    (home / "models").symlink_to(built_home[0] / "models")
+    with Engine(home) as engine:
+        engine.remember("The uploader needs httpx timeouts of 10 s")
+        engine.ingest("s1", "user", "以后代码注释都用英文")
+        engine.ingest("s1", "assistant", "Noted: comments in English.")
+        channel = engine.channels[0]
+        channel.index.delete("turns", ["t_1", "t_2"])  # committed, never embedded
+        channel.index.delete("memories", ["m_1"])
+        assert drift(engine)[("use-m3", "turns")] == (2, 0)
+    daemon = start_daemon(home)
+    try:
+        deadline = time.monotonic() + START_WITHIN
+        while True:
+            doctor = daemon.call("POST", "/v1/doctor", {})
+            checks = {c["name"]: c for c in doctor}
+            vectors = [c for name, c in checks.items() if name.startswith("vector index")]
+            if vectors and all(c["ok"] for c in vectors):
+                break
+            assert time.monotonic() < deadline, vectors
+            time.sleep(0.2)
+        log = (home / "logs" / "daemon.log").read_text(encoding="utf-8")
+        assert "vector index (use-m3, turns): embedded 2, dropped 0" in log
+        assert "vector index (use-m3, memories): embedded 1, dropped 0" in log
+        hits = daemon.call(
+            "POST",
+            "/v1/search",
+            {"query": "code comments in English", "mode": "dense", "source": "turns"},
+        )
+        assert "t_1" in [hit["id"] for hit in hits]
+    finally:
+        assert daemon.stop() == 0

@@ -2,9 +2,11 @@
 
 `serve(home)` takes the one-writer lock (a second daemon refuses), writes the pid file,
 warms the engine (store, models and index, jieba, the classifier) so the first hook call
-is fast, binds `daemon.sock` (mode 0600) and serves requests on threads, engine calls one
-at a time. SIGTERM or SIGINT, or `daemon_idle_minutes` without a request, stops it
-gracefully: no new connections, in-flight requests finish, the socket and pid file go.
+is fast, binds `daemon.sock` (mode 0600), and the loopback port when `daemon_port` is set,
+and serves requests on threads, engine calls one at a time; once serving, it embeds what
+its vector index lacks after a crash. SIGTERM or SIGINT, or `daemon_idle_minutes` without
+a request, stops it gracefully: no new connections, in-flight requests finish, the socket
+and pid file go.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .routes import ApiError, Context, respond
 log = logging.getLogger("mnemoweave.daemon")
 MAX_BODY = 64 * 1024 * 1024
 SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes on Linux (104 on macOS), NUL included
+MEND_LIMIT = 2000  # rows a daemon embeds at start to close a gap in its vector index
 TICK = 0.1  # how often the main thread looks at the stop flag and the idle timer
 
 
@@ -193,6 +196,20 @@ def _bind(where: Path, state: DaemonState, ctx: Context) -> _Server:
     return server
 
 
+def _mend(ctx: Context) -> None:
+    """After a crash the vector index may lack the rows committed just before it (SQLite
+    commits first): embed them now, once, while the daemon already serves. A gap over
+    MEND_LIMIT rows (a model switch, say) is left to `reindex`; `doctor` reports it."""
+    from ..indexing import repair
+
+    try:
+        with ctx.lock:
+            for line in repair(ctx.engine, limit=MEND_LIMIT):
+                log.info("%s", line)
+    except Exception:
+        log.exception("mending the vector index failed")
+
+
 def _listen_tcp(home: Path, port: int, state: DaemonState, ctx: Context) -> list[_TcpServer]:
     """The loopback listener, or none when the port cannot be had: the socket serves on
     (hooks must keep working), and the reason is logged and shown by `status`."""
@@ -293,6 +310,7 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
             )
             for server in servers
         ]
+        threads.append(threading.Thread(target=_mend, args=(ctx,), name="mend"))
         for thread in threads:
             thread.start()
         try:
@@ -310,8 +328,9 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
             for server in servers:
                 server.shutdown()  # stop accepting
             where.unlink(missing_ok=True)
-            for server, thread in zip(servers, threads, strict=True):
+            for server in servers:
                 server.server_close()  # waits for the requests in flight
+            for thread in threads:
                 thread.join()
             host_side.stop()
         log.info("stopped after %d requests", state.total)
