@@ -39,6 +39,7 @@ from .writes import (
 )
 
 SOURCES = ("memories", "turns", "all")
+MAX_K = 1000  # hits one search returns at most (each channel looks at a multiple of it)
 log = logging.getLogger("mnemoweave")
 
 __all__ = ["Engine", "Written"]
@@ -365,8 +366,8 @@ class Engine:
         `touch` counts the recall of returned memories (access_count, last_access).
         """
         k = self.config.search_k if k is None else k
-        if k < 1:
-            raise InvalidInput(f"-k must be at least 1, got {k}")
+        if not 1 <= k <= MAX_K:
+            raise InvalidInput(f"-k must be between 1 and {MAX_K}, got {k}")
         if kind is not None:
             check_kind(kind)
         if source not in SOURCES:

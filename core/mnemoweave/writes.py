@@ -7,6 +7,7 @@ derived: it is updated after the commit, and `doctor --repair` / `reindex` mend 
 
 from __future__ import annotations
 
+import inspect
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -190,9 +191,13 @@ def from_fields(make: Callable[..., Any], fields: Any, number: int) -> Any:
     """`make(**fields)` for one row of a bulk write, refusing a bad row by its number."""
     if not isinstance(fields, dict):
         raise InvalidInput(f"row {number}: expected an object of fields")
+    known = inspect.signature(make).parameters
+    unknown = [name for name in fields if name not in known]
+    if unknown:  # named with repr: a field name may hold any character, newlines too
+        raise InvalidInput(f"row {number}: unknown field {unknown[0]!r}")
     try:
         return make(**fields)
-    except TypeError as exc:  # a missing or unknown field
+    except TypeError as exc:  # a missing field
         message = str(exc).split("() ", 1)[-1]
         raise InvalidInput(f"row {number}: {message}") from None
 

@@ -65,6 +65,13 @@ def test_deep_nesting_is_refused_and_lone_surrogates_stored(shared_daemon, body,
     assert status == expected, answer
 
 
+@pytest.mark.parametrize("k", [0, 1001, 2**61, 2**63 - 1])
+def test_a_search_asking_for_too_many_hits_is_refused(shared_daemon, k):
+    body = json.dumps({"query": "anything", "k": k}).encode()
+    status, answer = post_raw(shared_daemon.home, "/v1/search", body)
+    assert (status, answer) == (400, {"error": f"-k must be between 1 and 1000, got {k}"})
+
+
 def test_path_like_projects_stay_names(shared_daemon):
     for cwd in ("../../etc", "/tmp/../../etc/passwd", "~root", "C:\\Windows\\..\\x"):
         payload = {"session_id": "paths", "prompt": f"where am I: {cwd}", "cwd": cwd}

@@ -130,6 +130,7 @@ BAD_INPUTS = [
     ("remember", "x", "--importance", "9"),
     ("search", ""),
     ("search", "x", "-k", "0"),
+    ("search", "x", "-k", "2305843009213693952"),
     ("get", "m_42"),
     ("get", "banana"),
     ("list", "-n", "0"),

@@ -187,8 +187,11 @@ def test_bulk_writes_refuse_a_bad_row_by_number_and_write_nothing(engine):
         InvalidInput, match="row 2: missing 2 required positional arguments: .role. and .text."
     ):
         engine.ingest_many([{"session": "s", "role": "user", "text": "one"}, {"session": "s"}])
-    with pytest.raises(InvalidInput, match="row 1: got an unexpected keyword argument 'colour'"):
+    with pytest.raises(InvalidInput, match="row 1: unknown field 'colour'"):
         engine.remember_many([{"text": "x", "colour": "red"}])
+    with pytest.raises(InvalidInput) as refused:  # the message stays one line
+        engine.ingest_many([{"session": "s", "role": "user", "text": "x", "\n": 1}])
+    assert str(refused.value) == "row 1: unknown field '\\n'"
     with pytest.raises(InvalidInput, match="row 1: expected an object"):
         engine.ingest_many(["just text"])
     assert engine.status()["counts"]["turns"] == engine.status()["counts"]["memories"] == 0
