@@ -263,6 +263,11 @@ def prompts(projects: dict[str, str], ids: dict[int, str], seed: int = 7) -> lis
     ]
 
 
+def rotate(items: Sequence[Prompt], count: int, start: int = 0) -> list[Prompt]:
+    """`count` prompts taken in turn from `start`, round and round."""
+    return [items[(start + i) % len(items)] for i in range(count)]
+
+
 def fill(engine: Any, n: int, projects: dict[str, str]) -> tuple[dict[int, str], list[Any]]:
     """Store the targets, then fillers, until `engine` holds `n` new memories.
 

@@ -45,7 +45,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from corpus import DEV_PROJECTS, OTHER_PROJECTS, Prompt, Tally, fill, prompts
+from corpus import DEV_PROJECTS, OTHER_PROJECTS, Prompt, Tally, fill, prompts, rotate
 from harness import progress
 from metrics import percentiles
 
@@ -366,10 +366,6 @@ def cold_run(
         tally.add(ingest + weave, woven.strip() or None, prompt)
         progress(f"hooks: cold {number + 1}/{len(asked)}: {ingest + weave:.0f} ms")
     return times, tally
-
-
-def rotate(items: Sequence[Prompt], count: int, start: int = 0) -> list[Prompt]:
-    return [items[(start + i) % len(items)] for i in range(count)]
 
 
 def summarise(warm: dict[int, Sequence[float]], cold: dict[str, Sequence[float]]) -> dict[str, Any]:

@@ -28,13 +28,13 @@ from typing import Any
 import numpy as np
 
 from bm25 import BM25Ranker
-from corpus import DEV_PROJECTS, OTHER_PROJECTS, Prompt, Tally, fill, prompts
+from corpus import DEV_PROJECTS, OTHER_PROJECTS, Prompt, Tally, fill, prompts, rotate
 from datasets import Doc
 from harness import Clock, EngineStore, engine_opener, load_embedders, progress
 from metrics import percentiles
 
 DATA = Path(__file__).resolve().parent / "data"
-KNOWLEDGE_K = 10  # hits per timed search
+SEARCH_K = 10  # hits per timed search
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,10 +94,6 @@ def index_turns(n: int, args: argparse.Namespace) -> float:
 # --- memories ------------------------------------------------------------------------------
 
 
-def rotate(items: list[Prompt], count: int) -> list[Prompt]:
-    return [items[i % len(items)] for i in range(count)]
-
-
 def _timed(call: Any, asked: list[Prompt]) -> tuple[list[float], list[Any]]:
     latencies, answers = [], []
     for prompt in asked:
@@ -136,7 +132,7 @@ def memories(n: int, args: argparse.Namespace, embedders: list[Any]) -> dict[str
 
         def search(prompt: Prompt) -> Any:
             return engine.search(
-                prompt.text, k=KNOWLEDGE_K, project=prompt.cwd, source="memories", touch=False
+                prompt.text, k=SEARCH_K, project=prompt.cwd, source="memories", touch=False
             )
 
         search_ms, _ = _timed(search, asked)

@@ -44,6 +44,7 @@ def status(engine: Engine) -> dict[str, Any]:
     }
     by_status = dict(db.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall())
     names = applied(db)
+    files, vectors = list(engine.home.rglob("*")), engine.home / "chroma"
     return {
         "counts": counts,
         "memories_by_status": by_status,
@@ -61,8 +62,8 @@ def status(engine: Engine) -> dict[str, Any]:
                     for suffix in ("", "-wal", "-shm")
                 ]
             ),
-            "vector_index_bytes": _size(list((engine.home / "chroma").rglob("*"))),
-            "data_dir_bytes": _size(list(engine.home.rglob("*"))),
+            "vector_index_bytes": _size([p for p in files if vectors in p.parents]),
+            "data_dir_bytes": _size(files),
         },
         "versions": {
             "mnemoweave": __version__,

@@ -62,14 +62,21 @@ def sqlite_refs(engine: Engine, table: str) -> set[str]:
     return {f"{table[0]}_{row[0]}" for row in engine.db.execute(f"SELECT id FROM {table}")}
 
 
-def drift(engine: Engine) -> dict[tuple[str, str], tuple[int, int]]:
-    """Per (model, table): rows missing from the vector index, and entries with no row."""
-    out = {}
+def gaps(engine: Engine) -> Iterator[tuple[DenseChannel, str, set[str], set[str]]]:
+    """Per model and table: the rows missing from its vector index, and the entries with
+    no row."""
     for channel in engine.channels:
         for table in ("memories", "turns"):
             rows, vectors = sqlite_refs(engine, table), channel.index.ids(table)
-            out[(channel.name, table)] = (len(rows - vectors), len(vectors - rows))
-    return out
+            yield channel, table, rows - vectors, vectors - rows
+
+
+def drift(engine: Engine) -> dict[tuple[str, str], tuple[int, int]]:
+    """Per (model, table): rows missing from the vector index, and entries with no row."""
+    return {
+        (channel.name, table): (len(missing), len(extra))
+        for channel, table, missing, extra in gaps(engine)
+    }
 
 
 def repair(engine: Engine, limit: int | None = None) -> list[str]:
@@ -79,18 +86,15 @@ def repair(engine: Engine, limit: int | None = None) -> list[str]:
     wants `reindex`, not a repair on the hot path). Returns what was done, one line each.
     """
     done = []
-    for channel in engine.channels:
-        for table in ("memories", "turns"):
-            rows, vectors = sqlite_refs(engine, table), channel.index.ids(table)
-            missing, extra = rows - vectors, vectors - rows
-            where = f"vector index ({channel.name}, {table})"
-            if limit is not None and len(missing) > limit:
-                done.append(f"{where}: {len(missing)} rows not embedded, over {limit}: left")
-                continue
-            channel.index.delete(table, sorted(extra))
-            _embed_into(engine, channel, table, missing, None, len(missing))
-            if missing or extra:
-                done.append(f"{where}: embedded {len(missing)}, dropped {len(extra)}")
+    for channel, table, missing, extra in gaps(engine):
+        where = f"vector index ({channel.name}, {table})"
+        if limit is not None and len(missing) > limit:
+            done.append(f"{where}: {len(missing)} rows not embedded, over {limit}: left")
+            continue
+        channel.index.delete(table, sorted(extra))
+        _embed_into(engine, channel, table, missing, None, len(missing))
+        if missing or extra:
+            done.append(f"{where}: embedded {len(missing)}, dropped {len(extra)}")
     return done
 
 

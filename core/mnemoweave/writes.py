@@ -191,13 +191,13 @@ def from_fields(make: Callable[..., Any], fields: Any, number: int) -> Any:
     """`make(**fields)` for one row of a bulk write, refusing a bad row by its number."""
     if not isinstance(fields, dict):
         raise InvalidInput(f"row {number}: expected an object of fields")
-    known = inspect.signature(make).parameters
-    unknown = [name for name in fields if name not in known]
-    if unknown:  # named with repr: a field name may hold any character, newlines too
-        raise InvalidInput(f"row {number}: unknown field {unknown[0]!r}")
     try:
         return make(**fields)
-    except TypeError as exc:  # a missing field
+    except TypeError as exc:  # an unknown or a missing field
+        known = inspect.signature(make).parameters
+        unknown = [name for name in fields if name not in known]
+        if unknown:  # named with repr: a field name may hold any character, newlines too
+            raise InvalidInput(f"row {number}: unknown field {unknown[0]!r}") from None
         message = str(exc).split("() ", 1)[-1]
         raise InvalidInput(f"row {number}: {message}") from None
 
