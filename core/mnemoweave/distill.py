@@ -2,22 +2,28 @@
 
 A walk takes the turns not yet distilled (a window over the whole history), one session at
 a time, and asks the configured distiller for cards. The built-in one, "extractive", is
-local and deterministic: it splits turns into sentences, keeps the ones the classifier
-says are not chat (preferences, persona and missions only from the user: an assistant
-repeating them adds nothing), groups them by kind and topic (embeddings when a model is
-built, shared content words otherwise) and makes each group a card whose summary is its
-sentences.
+local and deterministic: it splits turns into sentences, keeps the ones worth a card
+(`worth.py`: rules and preferences, facts about the user, standing goals, decisions,
+findings about the user's work; not questions, one-off requests or general knowledge),
+groups them by kind and topic (embeddings when a model is built, shared content words
+otherwise; a session's facts about the user make one card) and makes each group a card
+whose summary is its sentences, joined so that they split back the same.
 
 Whatever the distiller (plugins may register others), a card is stored only when every
 summary sentence is found in its evidence turns (after normalisation) and its evidence is
 not already cited by another card of its kind, pending or decided: nothing is invented,
-and a re-run proposes nothing new. The walked turns are marked so the next walk starts after them.
+and a re-run proposes nothing new. A card saying what a pending card of its kind and
+project says (normalised) adds its evidence to that card instead; one that an active memory
+or a rejected card already says is not proposed. The walked turns are marked so the next
+walk starts after them.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -31,6 +37,7 @@ from .store import cards as cards_table
 from .store import turns as turns_table
 from .store.db import transaction
 from .text import cjk_count, content_words, normalise
+from .worth import details, kind_of, names_work
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -40,81 +47,63 @@ log = logging.getLogger("mnemoweave.distill")
 Distiller = Callable[[Sequence[Turn], Any], list[Card]]
 
 MAX_SENTENCES = 3  # sentences in one summary, the most confident ones, in spoken order
-MIN_CONFIDENCE = 0.5  # a sentence the classifier is less sure of is left out
+MIN_CONFIDENCE = 0.5  # a sentence the classifier is less sure of is left out, unless vouched
+VOUCHED = 0.7  # confidence of a sentence a cue vouches for (a rule, a decision, a pitfall...)
 WORD_OVERLAP = 0.34  # lexical grouping (no model): share of content words in common
-DECIDED = 0.7  # confidence of a user's choice between options, as a decision
-USER_KINDS = ("pref", "pers", "mission")  # only the user states these (not an echo of them)
+ROLES = ("user", "assistant")
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
-# A sentence ends at 。！？!? or at a period before a space, but not at a step number ("1. ").
-_BREAK = re.compile(r"(?<=[。！？!?])|(?<=[.])(?<!\b\d\.)(?<!\b\d\d\.)(?=\s)|\n+")
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)、])\s+")
-# What a card is not made of: questions, and requests to the assistant (tasks of the turn).
-_QUESTION = re.compile(r"[?？]\s*$|吗[。]?$")
-_REQUEST = re.compile(
-    r"^(?:can|could|would|will) you\b|^please\b|^pls\b"
-    r"|^(?:请|麻烦)?(?:你)?帮(?:我|忙)|^请你|^麻烦你",
-    re.IGNORECASE,
-)
-# A user's choice between options is a decision (a conclusion), unless it is a standing rule.
-_DECIDE = re.compile(
-    r"\b(?:let'?s (?:go with|use|switch|keep|stick|do|make)|go with|stick with|switch(?:ed)? to"
-    r"|we(?:'ll| will) (?:use|go with|switch|keep)|decided?|it is for|stays? the|forget \w+"
-    r"|instead of)\b|那就|就用|用.{1,24}吧|换成|换到|改用|决定|定了|就按|按.{1,24}(?:来|吧)|保留"
-    r"|^(?:可以|行|好|ok|okay|yes|sure)[，,]\s*\S.{3,}",
-    re.IGNORECASE,
-)
-# An assistant's progress report ("Done, ...", "改好了：...") is not knowledge, unless it
-# says why something happened.
-_REPORT = re.compile(
-    r"^(?:done|ok|okay|sure|will do|starting|written|changed|updated|明白|好的?|收到|改好了|写好了"
-    r"|加好了|已)",
-    re.IGNORECASE,
-)
-_CAUSE = re.compile(r"\b(?:because|caused|cause|due to|fixed|so that)\b|原因|因为|导致|所以", re.I)
-_STANDING = re.compile(
-    r"\b(?:from now on|always|never|every time|i prefer|prefer)\b|以后|一律|永远|每次|都要|不要",
-    re.IGNORECASE,
-)
-_STEPS = re.compile(r"(?<![\d.])(?:\d{1,2}[.)、]|\(\d\))\s|首先|然后|\bfirst\b|\bthen\b", re.I)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+# A sentence ends at a line break, at 。！？!?, or at a period before a space, except after a
+# step number ("Release: 1. bump the version, 2. tag it" is one sentence).
+_BREAK = re.compile(r"(?<=[。！？!?])|(?<=[.])(?=\s)")
+_STEP_NUMBER = re.compile(r"(?:^|[:：;；,，(（]\s*)\d{1,2}\.$")
+_BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,2}[.)、])\s+")
+_CLOSED_CJK = re.compile(r"[。！？]$")
+_CLOSED = re.compile(r"[.!?]$")
+
+
+def _pieces(line: str) -> list[str]:
+    """A line cut at its sentence ends, but not inside inline code nor after a step number."""
+    code = [match.span() for match in _INLINE_CODE.finditer(line)]
+    pieces, start = [], 0
+    for match in _BREAK.finditer(line):
+        end = match.start()
+        inside = any(left < end < right for left, right in code)
+        if not inside and not _STEP_NUMBER.search(line[start:end].rstrip()):
+            pieces.append(line[start:end])
+            start = end
+    pieces.append(line[start:])
+    return pieces
 
 
 def sentences(text: str) -> list[str]:
     """The sentences of a text worth a card: code blocks and bullets' markers dropped,
     fragments too short to say anything left out."""
     out = []
-    for piece in _BREAK.split(_FENCE.sub("\n", text)):
-        piece = _BULLET.sub("", piece or "").strip()
-        if cjk_count(piece) >= 4 or len(re.findall(r"[A-Za-z]{2,}", piece)) >= 2:
-            out.append(piece)
+    for line in _FENCE.sub("\n", text).splitlines():
+        for piece in _pieces(line):
+            piece = _BULLET.sub("", piece).strip()
+            if cjk_count(piece) >= 4 or len(re.findall(r"[A-Za-z]{2,}", piece)) >= 2:
+                out.append(piece)
     return out
 
 
-def _substantial(text: str, words: int = 3) -> bool:
-    return cjk_count(text) >= 6 or len(content_words(text)) >= words
-
-
-def kind_of(text: str, role: str, kind: str) -> str | None:
-    """The card kind of one classified sentence, or None when it makes no card."""
-    text = text.strip()
-    if _QUESTION.search(text) or not _substantial(text, 2):
-        return None
-    if role == "user" and _REQUEST.search(text):
-        return None
-    if role == "user" and _DECIDE.search(text) and not _STANDING.search(text):
-        return "conclusion"
-    if (
-        not _substantial(text)
-        or role == "assistant"
-        and _REPORT.match(text)
-        and not _CAUSE.search(text)
-    ):
-        return None
-    if role == "assistant" and kind == "skill" and not _STEPS.search(text):
-        return "conclusion"  # an explanation, not a procedure
-    if kind in USER_KINDS and role != "user":
-        return None  # an assistant repeating a preference or a goal adds nothing
-    return None if kind == "chat" else kind
+def summary_of(parts: Sequence[str]) -> str:
+    """Sentences joined into one summary that splits back into the same sentences: after a
+    closed sentence a space (nothing after a Chinese one), after one without closing
+    punctuation (a heading, a list item) a line break, so it is not run into the next."""
+    out = ""
+    for part in parts:
+        if not out:
+            out = part
+        elif _CLOSED_CJK.search(out):
+            out += part
+        elif _CLOSED.search(out) and not _STEP_NUMBER.search(out):
+            out += " " + part
+        else:
+            out += "\n" + part
+    return out
 
 
 def traceable(summary: str, evidence: Sequence[str]) -> bool:
@@ -134,8 +123,14 @@ class _Unit:
     kind: str
     confidence: float
     order: int
-    words: frozenset[str] = frozenset()
+    leads: bool = True  # False: it only joins a group another sentence started
+    words: frozenset[str] = field(init=False)
+    details: int = field(init=False)  # particulars it names: breaks ties of confidence
     vector: Any = None
+
+    def __post_init__(self) -> None:
+        self.words = frozenset(content_words(self.text))
+        self.details = details(self.text)
 
 
 @dataclass
@@ -148,23 +143,25 @@ class _Group:
 def _units(engine: Engine, turns: Sequence[Turn]) -> list[_Unit]:
     units = []
     for turn in turns:
-        if turn.role not in ("user", "assistant"):
+        if turn.role not in ROLES or turn.role == "assistant" and not names_work(turn.text):
             continue
         for text in sentences(turn.text):
             verdict = engine.classify(Turn(turn.session, turn.role, text, turn.ts))
-            kind = kind_of(text, turn.role, verdict.kind)
-            decided = kind == "conclusion" and verdict.kind != "conclusion"
-            if kind is None or (verdict.confidence < MIN_CONFIDENCE and not decided):
+            worth = kind_of(text, turn.role, verdict.kind)
+            if worth is None:
                 continue
-            words = frozenset(content_words(text))
-            confidence = max(verdict.confidence, DECIDED) if decided else verdict.confidence
-            units.append(_Unit(turn, text, kind, confidence, len(units), words))
+            confidence = max(verdict.confidence, VOUCHED) if worth.vouched else verdict.confidence
+            if confidence >= MIN_CONFIDENCE:
+                units.append(_Unit(turn, text, worth.kind, confidence, len(units), worth.leads))
     return units
 
 
 def _close(unit: _Unit, group: _Group, cutoff: float) -> float:
     """How close a sentence is to a group's topic (0 when too far to join it). A sentence
-    of the same turn as the group's last one, or of the turn right after, continues it."""
+    of the same turn as the group's last one, or of the turn right after, continues it;
+    facts about the user share their subject, so a session's make one card."""
+    if unit.kind == "pers":
+        return 1.0
     last = group.units[-1].turn.seq
     if last is not None and unit.turn.seq in (last, last + 1):
         return 2.0
@@ -194,6 +191,8 @@ def _groups(engine: Engine, units: list[_Unit]) -> list[_Group]:
         best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
         group = best[1] if best[0] > 0 else None
         if group is None:
+            if not unit.leads:
+                continue
             group = _Group(unit.kind)
             groups.append(group)
         group.units.append(unit)
@@ -209,7 +208,7 @@ def _topic(units: list[_Unit], size: int = 3) -> str:
 
 
 def _card(group: _Group) -> Card:
-    chosen = sorted(group.units, key=lambda u: -u.confidence)[:MAX_SENTENCES]
+    chosen = sorted(group.units, key=lambda u: (-u.confidence, -u.details))[:MAX_SENTENCES]
     chosen.sort(key=lambda u: u.order)
     seen: set[str] = set()
     parts = []
@@ -217,11 +216,10 @@ def _card(group: _Group) -> Card:
         if normalise(unit.text) not in seen:
             seen.add(normalise(unit.text))
             parts.append(unit.text)
-    joiner = "" if all(cjk_count(p) for p in parts) else " "
     evidence = tuple(dict.fromkeys(u.turn.id for u in chosen if u.turn.id))
     return Card(
         id="",
-        summary=joiner.join(parts),
+        summary=summary_of(parts),
         suggested_kind=group.kind,
         evidence=tuple(sorted(evidence, key=lambda ref: int(ref[2:]))),
         confidence=round(max(u.confidence for u in chosen), 3),
@@ -259,6 +257,38 @@ def _admissible(engine: Engine, card: Card, texts: dict[str, str]) -> bool:
     return True
 
 
+def _store(db: sqlite3.Connection, card: Card, now: float) -> Card | None:
+    """Store one admissible card and return it, or None when nothing new is proposed: its
+    evidence was already proposed as its kind, an active memory or a rejected card of its
+    kind and project says the same, or a pending one does (then the evidence joins it)."""
+    if cards_table.cited(db, card.evidence, card.suggested_kind) == set(card.evidence):
+        return None
+    norm = normalise(card.summary)
+    kind, project = card.suggested_kind, card.project
+    if cards_table.remembered(db, norm, kind, project):
+        return None
+    same = cards_table.same_summary(db, norm, kind, project, ("pending", "rejected"))
+    if any(row["status"] == "rejected" for row in same):
+        return None
+    if same:
+        before = tuple(json.loads(same[0]["evidence"]))
+        after = cards_table.add_evidence(db, same[0], card.evidence, card.confidence)
+        audit.record(db, "merge", f"c_{same[0]['id']}", {"evidence": before}, {"evidence": after})
+        return None
+    cid = cards_table.insert(
+        db,
+        summary=card.summary,
+        suggested_kind=kind,
+        evidence=card.evidence,
+        confidence=card.confidence,
+        project=project,
+        now=now,
+        topic=card.topic,
+    )
+    audit.record(db, "propose", f"c_{cid}", after={"evidence": card.evidence})
+    return cards_table.from_row(cards_table.get(db, cid))
+
+
 def run(
     engine: Engine,
     *,
@@ -282,20 +312,9 @@ def run(
         cards = [c for c in distill(walked, engine) if _admissible(engine, c, texts)]
         with transaction(engine.db) as db:
             for card in cards:
-                if cards_table.cited(db, card.evidence, card.suggested_kind) == set(card.evidence):
-                    continue  # this evidence was already proposed as this kind (maybe decided)
-                cid = cards_table.insert(
-                    db,
-                    summary=card.summary,
-                    suggested_kind=card.suggested_kind,
-                    evidence=card.evidence,
-                    confidence=card.confidence,
-                    project=card.project,
-                    now=now,
-                    topic=card.topic,
-                )
-                audit.record(db, "propose", f"c_{cid}", after={"evidence": card.evidence})
-                proposed.append(cards_table.from_row(cards_table.get(db, cid)))
+                stored = _store(db, card, now)
+                if stored is not None:
+                    proposed.append(stored)
             turns_table.mark_distilled(db, list(texts), now)
     for card in proposed:
         engine.pm.hook.on_card(card=card)

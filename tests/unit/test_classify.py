@@ -139,6 +139,40 @@ def test_negated_rule_is_still_a_preference() -> None:
     assert classify("别往 main 分支直接推代码。").kind == "pref"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "合并前必须跑 ruff 检查",
+        "never commit directly to main",
+        "以后提交信息都用英文",
+        "always run migrations with --dry-run first",
+        "发布之前一定要先跑冒烟测试。",
+        "Every migration must ship with a rollback script.",
+    ],
+)
+def test_a_rule_is_a_confident_preference(text: str) -> None:
+    result = classify(text)
+    assert result.kind == "pref" and result.confidence >= 0.5, (result, scores(text))
+
+
+@pytest.mark.parametrize(
+    ("role", "text"),
+    [
+        (
+            "user",
+            "踩坑记录：RQ 的 worker 在 macOS 上 fork 会崩，需要设置 "
+            "OBJC_DISABLE_INITIALIZE_FORK_SAFETY=YES 才行",
+        ),
+        ("user", "gotcha: the pool deadlocks unless you set max_overflow=0"),
+        ("user", "注意：并发写 SQLite 会导致 database is locked，解决办法是打开 WAL 模式。"),
+        ("assistant", "Pitfall: the CDN caches 404s for an hour, so purge it after every deploy."),
+    ],
+)
+def test_a_pitfall_with_its_fix_is_a_conclusion(role: str, text: str) -> None:
+    result = classify(text, role=role)
+    assert result.kind == "conclusion" and result.confidence >= 0.5, (result, scores(text, role))
+
+
 def test_past_finding_versus_plan() -> None:
     assert classify("Upgrading to Python 3.12 fixed the crash.", "assistant").kind == "conclusion"
     assert classify("We need to upgrade to Python 3.12 next sprint.").kind == "mission"

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from mnemoweave.cli import cli
-from mnemoweave.distill import sentences, traceable
+from mnemoweave.distill import sentences, summary_of, traceable
 from mnemoweave.errors import InvalidInput
 from mnemoweave.hookspecs import hookimpl
 from mnemoweave.model import Card, SessionEvent
@@ -166,44 +166,148 @@ def test_with_a_model_sentences_on_one_topic_make_one_card_across_turns(engine):
     _say(
         engine,
         [
-            ("assistant", "The upload hang was caused by httpx having no timeout."),
+            ("assistant", "The upload hang was caused by `httpx` having no timeout."),
             ("user", "ok"),
-            ("assistant", "We decided to deploy the docs site with GitHub Pages."),
+            ("assistant", "We decided to deploy the docs site from `docs/` with GitHub Pages."),
             ("user", "thanks"),
-            ("assistant", "Setting the httpx upload timeout to 10 seconds fixed the hang."),
+            ("assistant", "Setting the `httpx` upload timeout to 10 seconds fixed the hang."),
         ],
     )
     cards = engine.distill()
     assert sorted(card.evidence for card in cards) == [("t_1", "t_5"), ("t_3",)]
     (hang,) = [card for card in cards if card.evidence == ("t_1", "t_5")]
     assert hang.summary == (
-        "The upload hang was caused by httpx having no timeout. "
-        "Setting the httpx upload timeout to 10 seconds fixed the hang."
+        "The upload hang was caused by `httpx` having no timeout. "
+        "Setting the `httpx` upload timeout to 10 seconds fixed the hang."
     )
 
 
+def test_sentences_keep_inline_code_and_step_numbers_whole():
+    text = (
+        "It fails with `Catalog Error: no table!` but `dbt run` works. "
+        "Release: 1. bump the version, 2. tag and push it. My count is at 32. Nice"
+    )
+    assert sentences(text) == [
+        "It fails with `Catalog Error: no table!` but `dbt run` works.",
+        "Release: 1. bump the version, 2. tag and push it.",
+        "My count is at 32.",
+    ]
+
+
 @pytest.mark.parametrize(
-    ("text", "role", "classified", "expected"),
+    "text",
     [
-        ("Can we move the emails to a background job?", "user", "mission", None),
-        ("帮我把刚才的改动提交一下", "user", "mission", None),
-        ("Let's go with Dramatiq, Celery is overkill.", "user", "mission", "conclusion"),
-        ("那就从 poetry 换到 uv，CI 也一起改。", "user", "pref", "conclusion"),
-        ("以后数据库迁移一律用 Django 生成的 migrations。", "user", "pref", "pref"),
-        ("Done, and I documented it in the man page.", "assistant", "conclusion", None),
-        (
-            "Found it: the hang was caused by a missing timeout.",
-            "assistant",
-            "conclusion",
-            "conclusion",
-        ),
-        ("The view re-runs its whole query on every read.", "assistant", "skill", "conclusion"),
-        ("Release: 1. bump the version, 2. tag and push it.", "assistant", "skill", "skill"),
-        ("I prefer tabs over spaces in Go files.", "assistant", "pref", None),
-        ("It was!", "assistant", "conclusion", None),
+        "Options:\n- waterfall and river tours\n- scuba diving and snorkeling\n**Note** it is fine",
+        "## Setup steps\n1. Install the `uv` tool\n2. Run `uv sync` in the repo. Then test it.",
+        "推荐：\n- 先看 `pg_stat_activity`\n- 再查慢日志\n总结一下就是这样。最后再确认。",
+        "Use pnpm. It is faster! 以后都用英文。然后发布",
     ],
 )
-def test_which_sentences_make_cards(text, role, classified, expected):
-    from mnemoweave.distill import kind_of
+def test_a_summary_splits_back_into_its_sentences_and_is_found_in_its_source(text):
+    parts = sentences(text)
+    summary = summary_of(parts)
+    assert sentences(summary) == parts
+    assert traceable(summary, [text])
 
-    assert kind_of(text, role, classified) == expected
+
+def test_lists_and_headings_make_cards_the_trace_check_accepts(engine, caplog):
+    answer = (
+        "The deploy broke because `settings.py` reads `DATABASE_URL` twice:\n"
+        "- the first read happens at import time\n"
+        "- the second read happens in `get_engine()`\n"
+        "Fixed by reading it once in `config.py`."
+    )
+    _say(engine, [("user", "why did the deploy break?"), ("assistant", answer)])
+    with caplog.at_level("WARNING", logger="mnemoweave.distill"):
+        cards = engine.distill()
+    assert cards and not [r for r in caplog.records if "refused" in r.getMessage()]
+    for card in cards:
+        assert traceable(card.summary, [answer])
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "add a test for the upload client",
+        "fix the flaky login test",
+        "给上传模块加注释",
+        "Can you rename `upload_v2` to `upload`?",
+        "帮我把 /v1/users 的文档也改一下",
+    ],
+)
+def test_a_one_off_task_request_makes_no_card(engine, request_text):
+    _say(engine, [("user", request_text), ("assistant", "OK.")])
+    assert engine.distill() == []
+
+
+@pytest.mark.parametrize(
+    ("goal", "phrase"),
+    [
+        ("This quarter we are migrating the uploader to S3.", "migrating the uploader"),
+        ("我们的目标是下个月上线 v2。", "下个月上线 v2"),
+        ("By Friday the cart page has to work without full page reloads.", "cart page"),
+    ],
+)
+def test_a_standing_goal_is_a_mission(engine, goal, phrase):
+    _say(engine, [("user", goal), ("user", "给上传模块加注释")])
+    (card,) = engine.distill()
+    assert card.suggested_kind == "mission" and phrase in card.summary
+    assert card.evidence == ("t_1",)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "合并前必须跑 ruff 检查",
+        "never commit directly to main",
+        "以后提交信息都用英文",
+        "always run migrations with --dry-run first",
+        "禁止在生产库上直接改数据，一律走变更单。",
+        "From now on, every endpoint must have a test.",
+    ],
+)
+def test_a_rule_is_a_preference_card(engine, rule):
+    _say(engine, [("user", rule)])
+    (card,) = engine.distill()
+    assert (card.suggested_kind, card.summary, card.evidence) == ("pref", rule, ("t_1",))
+
+
+@pytest.mark.parametrize(
+    ("role", "pitfall"),
+    [
+        (
+            "user",
+            "踩坑记录：RQ 的 worker 在 macOS 上 fork 会崩，需要设置 "
+            "OBJC_DISABLE_INITIALIZE_FORK_SAFETY=YES 才行",
+        ),
+        ("user", "gotcha: the pool deadlocks unless you set max_overflow=0"),
+        ("user", "注意：并发写 SQLite 会导致 database is locked，解决办法是打开 WAL 模式。"),
+        ("assistant", "Heads up: `pytest-xdist` runs session fixtures once per worker."),
+    ],
+)
+def test_a_pitfall_with_its_fix_is_a_conclusion(engine, role, pitfall):
+    _say(engine, [(role, pitfall)])
+    (card,) = engine.distill()
+    assert (card.suggested_kind, card.summary) == ("conclusion", pitfall)
+
+
+def test_general_advice_makes_no_card_but_facts_about_the_user_make_one(engine):
+    _say(
+        engine,
+        [
+            ("user", "I'm planning a trip to Kyoto and was wondering what to pack?"),
+            (
+                "assistant",
+                "Great choice! Here are some tips:\n1. **Layers**: evenings get cool.\n"
+                "2. **Shoes**: you will walk a lot, because temples are spread out.\n"
+                "Kyoto is famous for its temples, and spring is the best time to visit.",
+            ),
+            ("user", "By the way, I've been to Japan three times, always in autumn."),
+            ("assistant", "You know the country well, then!"),
+            ("user", "My sister Emma lives in Osaka, so I'll visit her on the 12th."),
+            ("user", "thanks!"),
+        ],
+    )
+    (card,) = engine.distill()
+    assert card.suggested_kind == "pers" and card.evidence == ("t_3", "t_5")
+    assert "three times" in card.summary and "Emma lives in Osaka" in card.summary

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from ..errors import InvalidInput
 from ..model import Card
+from ..text import normalise
 
 
 def from_row(row: sqlite3.Row) -> Card:
@@ -118,3 +119,40 @@ def cited(db: sqlite3.Connection, refs: Sequence[str], kind: str) -> set[str]:
         [kind, *refs],
     )
     return {row[0] for row in rows}
+
+
+def same_summary(
+    db: sqlite3.Connection, norm: str, kind: str, project: str, statuses: Sequence[str]
+) -> list[sqlite3.Row]:
+    """The cards of this kind and project, in these statuses, whose summary normalises to
+    `norm` (oldest first)."""
+    marks = ",".join("?" * len(statuses))
+    rows = db.execute(
+        f"SELECT * FROM cards WHERE suggested_kind = ? AND project = ? AND status IN ({marks})"
+        " ORDER BY id",
+        [kind, project, *statuses],
+    )
+    return [row for row in rows if normalise(row["summary"]) == norm]
+
+
+def remembered(db: sqlite3.Connection, norm: str, kind: str, project: str) -> bool:
+    """Whether an active memory of this kind and project already holds this normalised text."""
+    row = db.execute(
+        "SELECT 1 FROM memories WHERE norm = ? AND kind = ? AND project = ? AND status = 'active'"
+        " LIMIT 1",
+        (norm, kind, project),
+    ).fetchone()
+    return row is not None
+
+
+def add_evidence(
+    db: sqlite3.Connection, row: sqlite3.Row, evidence: Sequence[str], confidence: float
+) -> tuple[str, ...]:
+    """Fold more evidence (turn ids) into a card, in turn order; the higher confidence stays.
+    Returns the card's evidence after the merge."""
+    merged = sorted({*json.loads(row["evidence"]), *evidence}, key=lambda ref: int(ref[2:]))
+    db.execute(
+        "UPDATE cards SET evidence = ?, confidence = max(confidence, ?) WHERE id = ?",
+        (json.dumps(merged), confidence, row["id"]),
+    )
+    return tuple(merged)

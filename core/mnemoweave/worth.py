@@ -1,0 +1,287 @@
+"""Which classified sentences are worth a card, and as what kind.
+
+A card holds what outlives the conversation: the user's standing rules and preferences,
+facts about the user, standing goals, decisions, and findings about their work (causes,
+pitfalls and their fixes). Questions, one-off requests to the assistant, progress reports
+and general knowledge any assistant can say again make no card: a person reviews every
+card, so noise costs their time.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from .text import cjk_count, content_words
+
+_QUESTION = re.compile(r"[?？]\s*$|吗[。]?$")
+# A request to the assistant: the task of this turn ("add a test for X", "帮我..."), or the
+# framing of a question ("I'm looking for ideas", "I was wondering").
+_REQUEST = re.compile(
+    r"^(?:(?:and|so|ok(?:ay)?|now|also|then|great|thanks)[,!.]?\s+)*"
+    r"(?:(?:can|could|would|will) you\b|please\b|pls\b|let'?s\b|help me\b"
+    r"|(?:add|fix|write|rewrite|create|make|build|implement|refactor|update|change|remove"
+    r"|delete|rename|move|give|tell|show|explain|list|summari[sz]e|translate|generate|draft"
+    r"|improve|edit|check|review|test|run|find|describe|suggest|recommend|provide|include"
+    r"|correct|continue|expand|shorten|convert|extract|compare|analy[sz]e|design|outline"
+    r"|format|take|put|turn|debug|investigate|clean up|set up|look into|try|get|send|post"
+    r"|paste|commit|push|merge|deploy|document|comment|split|replace|bump|upgrade|install)\b)"
+    r"|\bi (?:need|want|would like|'d like) you to\b"
+    r"|\b(?:i'?m|i am|i was|we'?re) (?:\w+ )?(?:looking|searching|hoping) for (?:[\w-]+ ){0,3}"
+    r"(?:advice|help|ideas?|tips|suggestions|recommendations|inspiration|guidance|resources"
+    r"|information|info|options)\b"
+    r"|\bwonder(?:ing)? (?:if|whether|what|how|about|which)\b|\bi need (?:some |a little |your "
+    r"|more )?(?:help|advice|ideas|tips|suggestions|recommendations|guidance)\b"
+    r"|\bany (?:ideas|tips|suggestions|recommendations|advice)\b"
+    r"|^(?:顺便|另外|然后|再|也|还有)?[，,]?(?:(?:请|麻烦)?你?帮(?:我|忙)|(?:请|麻烦)你?|(?:给|把|替)\S"
+    r"|为(?![了什何])|(?:写|加|改|修|实现|重构|优化|补|删|去掉|换|升级|排查|解释|翻译|总结|看看|看一下"
+    r"|查一下|记一下))",
+    re.IGNORECASE,
+)
+# A standing rule: "from now on", "must", "必须", "以后都", "禁止", "一律", or a clause that
+# opens with "always", "never", "don't", "不要" ("never commit directly to main").
+_RULE = re.compile(
+    r"\b(?:from now on|going forward|from here on|whenever|at all times|prefer|i'?d rather"
+    r"|would rather|must(?!-| be| have|'ve)(?:n'?t| not)?)\b"
+    r"|(?:^|[,;:]\s*|\b(?:please|and|but|so|just|then)\s+)(?:always|never|don'?t|do not|avoid)\b"
+    r"(?! \w+ed\b)(?! (?:worry|mind|know|care|think|hesitate|get me wrong|understand|see|have"
+    r"|forget|be|feel|in|on|at|a|an|the|so|very|with|for|when|like|there|here)\b)"
+    r"|\b(?:i|we) (?:always|never)\b(?! (?:knew|know|thought|realized|expected|imagined|heard"
+    r"|noticed|understood|got|get|been|had|saw|felt|forget|forgot|miss|seem|end|enjoy|would)\b)"
+    r"|以后|今后|往后|从现在|一律|永远|每次.{0,10}(?:都要|都得|必须|记得|先)|都用|必须|务必|禁止|严禁"
+    r"|不许|不准|不得|始终|总是|统一(?:用|使用|成|为)|(?:^|[，,：:；;])\s*(?:别|不要|千万别|请勿)"
+    r"|(?:看到|遇到|发现).{0,12}(?:就|直接)",
+    re.IGNORECASE,
+)
+_LIKES = re.compile(
+    r"\b(?:i|we)(?:'d| would)? (?:\w+ )?(?:like|love|enjoy|hate|dislike|prefer|adore|rather)\b"
+    r"|\b(?:rather than|can'?t stand|my favou?rite|(?:big |huge )?fan of)\b"
+    r"|喜欢|偏好|偏爱|习惯|讨厌|受不了|宁愿|宁可|倾向|还是用|就用|用.{1,12}就(?:行|好|可以)",
+    re.IGNORECASE,
+)
+# "I like the template": a reaction to what the assistant just said, not a standing taste.
+_REACTION = re.compile(
+    r"\b(?:like|love|enjoy)s? (?:the|this|that|these|those|your|it|them|how|what)\b"
+    r"|\b(?:sounds|looks) (?:great|good|nice|perfect|amazing)\b",
+    re.IGNORECASE,
+)
+# A choice between options, unless a standing rule: a decision (a conclusion).
+_DECIDE = re.compile(
+    r"\b(?:let'?s (?:go with|use|switch|keep|stick|do|make)|(?<!to )(?<!good to )go with"
+    r"|stick with|switch(?:ed)? to|we(?:'ll| will) (?:use|go with|switch|keep)|decided|we decide"
+    r"|it is for|stays? the)\b|^forget (?:about )?\S+[.!]?$"
+    r"|那就|就用|用.{1,24}吧|换成|换到|改用|决定|定了|就按|按.{1,24}(?:来|吧)|保留"
+    r"|^(?:可以|行|好的?|好吧)[，,]\s*\S.{3,}",
+    re.IGNORECASE,
+)
+# A standing goal of the project or the user: a goal word or a time frame, not a task of
+# this turn ("this quarter we are migrating...", "我们的目标是下个月上线 v2").
+_MONTH_NAMES = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_GOAL = re.compile(
+    r"\b(?:(?:the|our|my|main|ultimate|long-term|primary|first|next|this \w+'?s?) (?:goals?"
+    r"|objectives?|aims?|targets?|priorit(?:y|ies)|milestones?|deadline|focus|mission)"
+    r"|(?:goal|objective|priority|focus|deadline|milestone)s? (?:is|are|for|:)|roadmap|next up"
+    r"|aim(?:ing)? (?:to|for)|ddl|(?:this|next) (?:week|sprint|month|quarter|year|release"
+    r"|iteration|cycle)|q[1-4]|by (?:the end of |end of |next )?(?:monday|tuesday|wednesday"
+    rf"|thursday|friday|saturday|sunday|tomorrow|eod|eow|(?:{_MONTH_NAMES})\b(?: \d{{1,2}})?"
+    r"|the \d{1,2}(?:st|nd|rd|th))|before (?:the )?(?:launch|release|deadline|demo)"
+    rf"|in (?:{_MONTH_NAMES})\b|(?:we|i)(?:'re| are|'m| am) (?:migrating|moving|rewriting|porting"
+    r"|shipping|launching))\b"
+    r"|目标|任务|计划|规划|优先级|里程碑|路线图|截止|这周|本周|下周|这个月|本月|下个?月|季度|今年|年底"
+    r"|月底|迭代|sprint|争取|之前要|之前得|之前必须|前要|前得|上线|发版",
+    re.IGNORECASE,
+)
+# The user's own plan with a time frame: "I'm preparing a talk on DuckDB for March".
+_PLAN = re.compile(
+    r"\b(?:i|we)(?:'m|'re| am| are) (?:\w+ )?(?:preparing|planning|working on|going to|migrating"
+    r"|moving|building|launching|shipping|aiming)\b|我们?(?:在|正在)?(?:准备|计划|打算)",
+    re.IGNORECASE,
+)
+# A pitfall, or a fault with its cause or fix: knowledge, whatever its form.
+_PITFALL = re.compile(
+    r"\b(?:gotcha|pitfall|caveat|footgun|watch out|beware|heads[- ]up|workaround"
+    r"|(?:crash|hang|deadlock|fail|break|panic|leak|segfault)(?:s|es|ed)? (?:unless|if|when)"
+    r"|unless you (?:set|pass|add|use|enable|disable|run|pin))\b"
+    r"|踩坑|有坑|坑[:：]|注意[:：]|小心|解决(?:办法|方法|方案)是|规避|会导致|会崩|会挂|会卡死|会报错"
+    r"|(?:需要|得|要)(?:设置|设|加|改|装|开启|关闭|关掉).{1,60}才(?:行|能|可以)",
+    re.IGNORECASE,
+)
+_CAUSE = re.compile(
+    r"\b(?:because|caused|cause|due to|fixed|fixes|so that|root cause|turned out|turns out"
+    r"|which (?:is why|means))\b|,\s*so\b"
+    r"|原因|因为|导致|所以|问题出在|原来是",
+    re.IGNORECASE,
+)
+# How-to advice in general ("You can ...", "Try ...", "Here's an example"): what any
+# assistant can say again.
+_ADVICE = re.compile(
+    r"^(?:(?:if|when|once|to|for) [^,:]{1,80}[,:] )?(?:you (?:can|could|may|might|should|need"
+    r"|'ll|will|would)|try|consider|make sure|check|create|here'?s|here is|for (?:example"
+    r"|instance)|in this example|this (?:code|script|function|example|will)|note|notice"
+    r"|remember)\b|^\*\*",
+    re.IGNORECASE,
+)
+# An assistant's progress report ("Done, ...", "改好了：...") is not knowledge, unless it
+# says why something happened.
+_REPORT = re.compile(
+    r"^(?:done|ok|okay|sure|will do|starting|written|changed|updated|i (?:read|looked at"
+    r"|checked|went through|opened)|明白|好的?|收到|改好了|写好了|加好了|已)",
+    re.IGNORECASE,
+)
+# What the assistant did ("I changed X", "我把 X 改成 Y"): the fix that goes with a finding,
+# never a card on its own.
+_DID = re.compile(
+    r"^(?:i|we)(?: also| then| now| just)? (?:added|changed|replaced|moved|created|wrote|updated"
+    r"|removed|renamed|converted|put|set|ran|rewrote|fixed|drafted|documented|switched"
+    r"|installed|upgraded|pinned|dropped|enabled|disabled|made|kept|stopped|deployed)\b"
+    r"|^我(?:也|还|先|又)?(?:把|加了|改了|删了|换了|写了|给)",
+    re.IGNORECASE,
+)
+_STEPS = re.compile(r"(?<![\d.])(?:\d{1,2}[.)、]|\(\d\))\s|首先|然后|\bfirst\b|\bthen\b", re.I)
+
+# --- facts about the user ------------------------------------------------------------------
+
+# Up to two short lead-in phrases before a clause ("By the way, speaking of X, I ...").
+_LEAD = r"^(?:[^,;:.!?]{0,40}[,;:]\s*){0,2}"
+_LEAD_ZH = r"^(?:[^，,：:；;。]{0,12}[，,：:；;]\s*){0,2}"
+# The user speaking of themselves: "I", "my", "we" as the subject of a clause near the start.
+_SELF = re.compile(
+    rf"{_LEAD}(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our)\b|{_LEAD_ZH}(?:我|我们|咱们|本人)",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = (
+    r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
+    r"|forty|fifty|hundred|thousand|dozen|twice"
+)
+_DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+# Something particular: a number, a date, a name (a capitalised word after the first).
+_PARTICULAR = re.compile(
+    rf"\d+|(?i:\b(?:{_NUMBER_WORDS})\b|\b(?:{_DAYS})s?\b"
+    r"|\b(?:yesterday|today|tonight|tomorrow|ago|every (?:day|week|month|morning|evening|night"
+    r"|year)|each (?:day|week|month)|daily|weekly|monthly|last (?:week|weekend|month|year"
+    r"|night|summer|winter|spring|fall|autumn))\b)"
+    r"|(?<=[\s-])[\"“']?(?:[A-Z][a-z]+|[A-Z]{2,}[a-z]*)",
+)
+_PARTICULAR_ZH = re.compile(
+    r"\d+|[一二两三四五六七八九十百千万几半]\s*(?:个|年|月|天|次|周|小时|分钟|岁|本|件|块|元|公里|斤|人)"
+    r"|昨天|前天|上周|上个月|去年|今年|每天|每周|每月|周[一二三四五六日末]|星期|礼拜|[A-Za-z]{2,}"
+)
+# Musings and intentions are not facts: "I think ...", "I'll look into it", "I'm curious".
+_MUSING = re.compile(
+    rf"{_LEAD}(?:i|i'm|i've|i'd|i was|i had)"
+    r" (?:(?:also|still|actually|really|just|even|now|kind of|sort of|definitely|particularly"
+    r"|a bit|pretty|been|always|never|so|very|mostly|mainly) )*"
+    r"(?:think|thought|guess|believe|feel|felt|hope|wish|want|wanted|need|suppose|agree"
+    r"|apologi[sz]e|appreciate|wonder|might|may|can|can'?t|cannot|could|will|would like|like to"
+    r"|love to|curious|interested|not sure|unclear|glad|happy|excited|sorry|afraid|thinking"
+    r"|considering|hoping|wondering|leaning|willing|meaning to|looking (?:at|into|for|forward|to)"
+    r"|having (?:some |a few |a bit of )?(?:issues|trouble|problems)|trying to (?:decide|figure"
+    r"|find|choose|understand)|heard|no idea|planning|going to|don'?t (?:think|know|see)"
+    r"|didn'?t (?:realize|know|expect|think))\b"
+    rf"|{_LEAD}i'?ll\b"
+    rf"|{_LEAD_ZH}我(?:也|还|其实|一直)?(?:觉得|认为|想|希望|猜|感觉|估计"
+    r"|打算|准备)",
+    re.IGNORECASE,
+)
+
+
+def details(text: str) -> int:
+    """How many particulars (numbers, dates, names) a sentence names."""
+    if cjk_count(text):
+        return len(_PARTICULAR_ZH.findall(text))
+    return len(_PARTICULAR.findall(re.sub(r"\bI\b", "i", text)))
+
+
+# --- what the assistant says about the user's work -----------------------------------------
+
+_EXT = (
+    r"py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rs|rb|java|kt|swift|c|h|cc|cpp|hpp|cs|php|sh|bash|zsh"
+    r"|ps1|yml|yaml|toml|json|ini|cfg|conf|md|sql|html|css|scss|lock|xml|env|proto|lua|vue"
+    r"|gradle|tf|plist|csv|log|txt"
+)
+_LATIN_NAME = re.compile(r"[A-Za-z]{2,}")
+# Names of the user's code, files, commands or settings.
+_WORK = re.compile(
+    r"`[^`\n]+`"
+    r"|(?<![\w/])(?:~|\.{1,2})?/[\w.-]+/[\w./-]*"
+    rf"|\b[\w-]+\.(?:{_EXT})\b"
+    r"|\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"
+    r"|\b\w+\(\)|\b\w+\.\w+\("
+    r"|(?<![\w-])--[a-z][\w-]+"
+    r"|\b[a-z_]\w*=\S"
+)
+
+
+def names_work(text: str) -> bool:
+    """Whether a text names the user's code, files, commands or settings (a Latin-script
+    name inside Chinese text counts)."""
+    if _WORK.search(text):
+        return True
+    return cjk_count(text) > 0 and bool(_LATIN_NAME.search(text))
+
+
+# --- the verdict -----------------------------------------------------------------------------
+
+
+class Worth(NamedTuple):
+    """A sentence worth a card: the card's kind, and how it may be used."""
+
+    kind: str
+    vouched: bool  # a cue, not only the classifier's confidence, says it is worth keeping
+    leads: bool = True  # False: it only goes with a card that another sentence starts
+
+
+def _substantial(text: str, words: int = 3) -> bool:
+    return cjk_count(text) >= 6 or len(content_words(text)) >= words
+
+
+def kind_of(text: str, role: str, kind: str) -> Worth | None:
+    """The card kind of one classified sentence said by `role`, or None when it makes no
+    card."""
+    text = text.strip()
+    if _QUESTION.search(text) or not _substantial(text, 2):
+        return None
+    return _user(text, kind) if role == "user" else _assistant(text, kind)
+
+
+def _assistant(text: str, kind: str) -> Worth | None:
+    """What the assistant says counts only about the user's own work: a sentence that names
+    it or says why something happened (general knowledge is not worth a card)."""
+    work, cause = names_work(text), bool(_CAUSE.search(text))
+    if not (work or cause) or not _substantial(text):
+        return None
+    if _PITFALL.search(text) or work and cause:
+        return Worth("conclusion", True)
+    if kind == "skill" and _STEPS.search(text):
+        return Worth("skill", False)  # a procedure
+    if _REPORT.match(text) or _ADVICE.search(text):
+        return None
+    if _DID.search(text):
+        return Worth("conclusion", False, leads=False)
+    if kind not in ("skill", "conclusion"):
+        return None  # an assistant repeating a preference or a goal adds nothing
+    return Worth("conclusion", False)
+
+
+def _user(text: str, kind: str) -> Worth | None:
+    if _RULE.search(text) and not (kind == "mission" and _GOAL.search(text)):
+        return Worth("pref", True)
+    if _DECIDE.search(text) or _PITFALL.search(text):
+        return Worth("conclusion", True)
+    if _REQUEST.search(text):
+        return None
+    if _GOAL.search(text) and (kind == "mission" or _PLAN.search(text)):
+        return Worth("mission", True)
+    if kind == "pref" and _LIKES.search(text) and not _REACTION.search(text):
+        return Worth("pref", True)
+    told = bool(_SELF.search(text)) and not _MUSING.search(text)  # the user, of themselves
+    if kind == "conclusion" and _CAUSE.search(text) and (names_work(text) or not told):
+        return Worth("conclusion", False)  # a finding about the work, not a life event
+    if not told:
+        return None
+    if details(text):
+        return Worth("pers", True)
+    return Worth("pers", False) if kind == "pers" else None

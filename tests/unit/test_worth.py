@@ -1,0 +1,119 @@
+"""Which sentences are worth a card, and as what kind, in both languages."""
+
+import pytest
+
+from mnemoweave.worth import Worth, details, kind_of, names_work
+
+
+@pytest.mark.parametrize(
+    ("text", "classified", "expected"),
+    [
+        # one-off task requests to the assistant: no card, whatever the classifier says
+        ("add a test for the upload client", "mission", None),
+        ("fix the flaky login test", "mission", None),
+        ("Can we move the emails to a background job?", "mission", None),
+        ("Write an 800 word blog post about counting in Spanish.", "mission", None),
+        ("I'm looking for some new podcast recommendations.", "pers", None),
+        ("给上传模块加注释", "mission", None),
+        ("帮我把刚才的改动提交一下", "mission", None),
+        ("顺便把发版流程记一下，我每次都忘。", "pref", None),
+        # standing goals
+        ("This quarter we are migrating the uploader to S3.", "mission", "mission"),
+        ("我们的目标是下个月上线 v2", "mission", "mission"),
+        ("I'm preparing a talk on DuckDB for PyCon in March.", "pers", "mission"),
+        ("I'm planning to start running soon.", "mission", None),  # an intention, no goal
+        # rules and preferences
+        ("合并前必须跑 ruff 检查", "pref", "pref"),
+        ("合并前必须跑 ruff 检查", "mission", "pref"),
+        ("never commit directly to main", "pref", "pref"),
+        ("always run migrations with --dry-run first", "skill", "pref"),
+        ("以后提交信息都用英文", "pref", "pref"),
+        ("不要在循环里打日志，禁止提交调试代码。", "chat", "pref"),
+        ("I live in Neovim, so don't bother suggesting VS Code settings.", "pers", "pref"),
+        ("I prefer factory_boy factories for test data.", "pref", "pref"),
+        ("I like the template, it's straightforward.", "pref", None),  # a reaction
+        ("I've never used Docker before.", "pers", "pers"),  # not a rule
+        # decisions
+        ("Let's go with Dramatiq, Celery is overkill.", "mission", "conclusion"),
+        ("那就从 poetry 换到 uv，CI 也一起改。", "pref", "conclusion"),
+        ("I'm thinking of getting a few more tops to go with them.", "mission", None),
+        # pitfalls with their fix
+        (
+            "踩坑：容器里时区不对会导致定时任务错位，解决办法是挂载 /etc/localtime。",
+            "skill",
+            "conclusion",
+        ),
+        ("gotcha: the pool deadlocks unless you set max_overflow=0", "chat", "conclusion"),
+        # facts about the user: something particular said of themselves
+        ("By the way, I've managed to spot 27 different species so far.", "chat", "pers"),
+        ("My friend Rachel just moved back to the suburbs.", "conclusion", "pers"),
+        ("我上周第一次做了红烧肉。", "chat", "pers"),
+        ("I think I'll take your advice to heart.", "pers", None),  # a musing
+        ("It was a lot of fun, but a bit chaotic.", "conclusion", None),  # nothing particular
+    ],
+)
+def test_what_the_user_says(text, classified, expected):
+    worth = kind_of(text, "user", classified)
+    assert (worth and worth.kind) == expected, worth
+
+
+@pytest.mark.parametrize(
+    ("text", "classified", "expected"),
+    [
+        (
+            "Found it: the hang was caused by a missing timeout in `client.py`.",
+            "conclusion",
+            "conclusion",
+        ),
+        (
+            "原因是 reqwest 默认开了 native-tls，Windows 上会去编 openssl-sys。",
+            "conclusion",
+            "conclusion",
+        ),
+        ("Release: 1. bump `version` in Cargo.toml, 2. tag and push it.", "skill", "skill"),
+        ("The view in `marts.sql` re-runs its whole query on every read.", "skill", "conclusion"),
+        # general knowledge: nothing of the user's work named
+        ("The view re-runs its whole query on every read.", "conclusion", None),
+        ("Kyoto is famous for its temples and gardens.", "conclusion", None),
+        ("做红烧肉的关键是炒糖色，火候要小。", "skill", None),
+        # advice, progress reports, echoes
+        ("You can use the `vader` method to get a detailed score.", "conclusion", None),
+        ("Done, and I documented it in the man page.", "conclusion", None),
+        ("I prefer tabs over spaces in `main.go`.", "pref", None),
+        ("It was!", "conclusion", None),
+    ],
+)
+def test_what_the_assistant_says(text, classified, expected):
+    """Sentences of a turn that names the user's work (other turns are not read at all)."""
+    worth = kind_of(text, "assistant", classified)
+    assert (worth and worth.kind) == expected, worth
+
+
+def test_what_the_assistant_did_only_goes_with_a_finding():
+    worth = kind_of("I moved the client into `main.go`, created once.", "assistant", "conclusion")
+    assert worth == Worth("conclusion", vouched=False, leads=False)
+
+
+def test_cues_vouch_for_a_sentence_the_classifier_is_unsure_of():
+    assert kind_of("合并前必须跑 ruff 检查", "user", "pref").vouched
+    assert not kind_of("I'm pretty rusty on networking.", "user", "pers").vouched
+
+
+def test_names_of_the_users_work():
+    for text in (
+        "see `db.py`",
+        "profiles.yml points at ~/data/ferry",
+        "set max_overflow=0",
+        "run it with --dry-run",
+        "OBJC_DISABLE_INITIALIZE_FORK_SAFETY",
+        "用 locust 压测",
+    ):
+        assert names_work(text), text
+    for text in ("Kyoto is lovely in spring.", "The Canon EOS 80D is a good camera.", "多喝水。"):
+        assert not names_work(text), text
+
+
+def test_details_count_numbers_dates_and_names():
+    assert details("I saw a Northern Flicker last weekend, my 32nd species.") == 4
+    assert details("I've been cooking a lot lately.") == 0
+    assert details("我上周去了两次健身房。") == 2
