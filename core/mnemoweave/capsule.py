@@ -1,8 +1,10 @@
 """The session capsule: an extractive, rolling recap of one session, updated per turn.
 
-goal = the first mission, else the first substantial user turn; decisions = the latest
-conclusions; open threads = user turns no assistant turn has followed yet. Each entry is
-the turn's id and (a short head of) its text, so the agent can expand it.
+goal = the first mission, else the first substantial user request (a preference or a fact
+about the user is not a goal); rules = the latest preferences the user stated; decisions =
+the latest conclusions; open threads =
+substantial user requests no assistant turn has followed yet (a greeting is not a thread).
+Each entry is the turn's id and (a short head of) its text, so the agent can expand it.
 """
 
 from __future__ import annotations
@@ -14,16 +16,18 @@ from .model import Turn
 from .text import cjk_count, clip
 
 KEEP_DECISIONS = 3
+KEEP_RULES = 3
 KEEP_OPEN = 3
 HEAD = 160  # characters of a turn kept in the capsule
+NOT_REQUESTS = ("pref", "pers")  # user turns that state something rather than ask for it
 
 
 def empty() -> dict[str, Any]:
-    return {"turns": 0, "goal": None, "goal_from": "", "decisions": [], "open": []}
+    return {"turns": 0, "goal": None, "goal_from": "", "rules": [], "decisions": [], "open": []}
 
 
 def load(raw: str) -> dict[str, Any]:
-    return json.loads(raw) if raw else empty()
+    return empty() | json.loads(raw) if raw else empty()
 
 
 def _substantial(text: str) -> bool:
@@ -38,13 +42,16 @@ def update(capsule: dict[str, Any], turn: Turn) -> dict[str, Any]:
     """The capsule after one more stored (and classified) turn."""
     capsule = dict(capsule)
     capsule["turns"] += 1
+    request = turn.role == "user" and turn.kind not in NOT_REQUESTS
     if turn.kind == "mission" and capsule["goal_from"] != "mission":
         capsule["goal"], capsule["goal_from"] = _entry(turn), "mission"
-    elif capsule["goal"] is None and turn.role == "user" and _substantial(turn.text):
+    elif capsule["goal"] is None and request and _substantial(turn.text):
         capsule["goal"], capsule["goal_from"] = _entry(turn), "user"
     if turn.kind == "conclusion":
         capsule["decisions"] = [*capsule["decisions"], _entry(turn)][-KEEP_DECISIONS:]
-    if turn.role == "user":
+    if turn.kind == "pref" and turn.role == "user":
+        capsule["rules"] = [*capsule["rules"], _entry(turn)][-KEEP_RULES:]
+    if request and (turn.kind != "chat" or _substantial(turn.text)):
         capsule["open"] = [*capsule["open"], _entry(turn)][-KEEP_OPEN:]
     elif turn.role == "assistant":
         capsule["open"] = []
@@ -56,7 +63,7 @@ def without(capsule: dict[str, Any], ref: str) -> dict[str, Any]:
     capsule = dict(capsule)
     if capsule["goal"] and capsule["goal"]["ref"] == ref:
         capsule["goal"], capsule["goal_from"] = None, ""
-    for name in ("decisions", "open"):
+    for name in ("rules", "decisions", "open"):
         capsule[name] = [entry for entry in capsule[name] if entry["ref"] != ref]
     return capsule
 

@@ -71,9 +71,9 @@ def _one_line(text: str, width: int = 100) -> str:
 
 def _explain_line(explain: dict[str, Any]) -> str:
     """One line per hit: each channel's rank and raw score, then the fusion's factors."""
-    lexical = explain["lexical"]
+    lexical, dense = explain["lexical"], explain["dense"].items()
     parts = [f"bm25 #{lexical['rank']} {lexical['bm25']}" if lexical["rank"] else "bm25 -"]
-    parts += [f"{name} #{d['rank']} cos {d['cosine']}" for name, d in explain["dense"].items()]
+    parts += [f"{name} #{d['rank'] or '-'} cos {d['cosine']}" for name, d in dense]
     skip = {"mode", "lexical", "dense"}
     parts += [f"{name} {value}" for name, value in explain.items() if name not in skip]
     return " · ".join(parts)

@@ -59,8 +59,8 @@ class Config:
     """How many of the best turns bring the turn that follows them into the candidates."""
     weave_budget: int = 600
     """Token budget of the woven context (CJK characters count one each)."""
-    weave_min_overlap: float = 0.5
-    """Share of a query's content words a memory needs to be woven without a close meaning."""
+    weave_gate: float = 0.84
+    """Relevance score (0-1, see relevance.py) a memory or past turn needs to be woven."""
     half_life_days: float = 30.0
     """Memory decay: a memory never recalled loses half its recency boost in this time."""
     decay_floor: float = 0.5

@@ -39,6 +39,7 @@ from .writes import (
 )
 
 SOURCES = ("memories", "turns", "all")
+RESETS = ("compact", "clear")  # session start sources after which the host's context is new
 MAX_K = 1000  # hits one search returns at most (each channel looks at a multiple of it)
 log = logging.getLogger("mnemoweave")
 
@@ -63,6 +64,7 @@ class Engine:
         self._channels: list[DenseChannel] | None = None
         self._pm: Any = None
         self._classifier: Callable[[Turn], Classification] | None = None
+        self._vectors: dict[tuple[str, str], Any] = {}  # the last query's embeddings
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -293,6 +295,8 @@ class Engine:
             sessions_table.touch(
                 db, event.session, event.host, event.project, now, ended=event.kind == "end"
             )
+            if event.kind == "pre_compact" or event.source in RESETS:
+                sessions_table.compacted(db, event.session, now)
         hook = {
             "start": self.pm.hook.on_session_start,
             "idle": self.pm.hook.on_session_idle,
@@ -309,14 +313,19 @@ class Engine:
         session: str | None = None,
         project: str | None = None,
         budget: int | None = None,
+        record: bool = False,
     ) -> Any:
-        """Scene, knowledge and nudge for the next model turn, within `budget` tokens."""
+        """Scene, knowledge and nudge for the next model turn, within `budget` tokens.
+
+        With a session, lines that session already received (since its last compaction)
+        are left out; `record` (what a host's hook does) notes what goes in this time and
+        counts the recall of the memories woven."""
         from .weave import weave
 
         budget = self.config.weave_budget if budget is None else budget
         if budget < 1:
             raise InvalidInput(f"the budget must be at least 1 token, got {budget}")
-        return weave(self, query or "", session, project_name(project) or None, budget)
+        return weave(self, query or "", session, project_name(project) or None, budget, record)
 
     def capsule(self, session: str) -> dict[str, Any]:
         """The session's rolling recap (goal, latest decisions, open threads)."""
@@ -359,11 +368,13 @@ class Engine:
         source: str = "memories",
         mode: str = "hybrid",
         touch: bool = True,
+        exclude_session: str | None = None,
     ) -> list[Hit]:
         """Hybrid search (BM25 + dense, fused and weighted), best first.
 
         `mode` lexical or dense uses one channel; without a built model it is lexical.
         `touch` counts the recall of returned memories (access_count, last_access).
+        `exclude_session` leaves that session's turns out.
         """
         k = self.config.search_k if k is None else k
         if not 1 <= k <= MAX_K:
@@ -376,13 +387,13 @@ class Engine:
             raise InvalidInput(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
         if not query or not query.strip():
             raise InvalidInput("the search query is empty")
-        retriever = Retriever(self.db, self.config, self.channels)
+        retriever = Retriever(self.db, self.config, self.channels, self._vectors)
         scope = _project_filter(project)
         hits: list[Hit] = []
         if source in ("memories", "all"):
             hits += retriever.search("memories", query, k, scope, kind, mode)
         if source in ("turns", "all") and kind is None:
-            hits += retriever.search("turns", query, k, scope, None, mode)
+            hits += retriever.search("turns", query, k, scope, None, mode, exclude_session)
         hits.sort(key=lambda hit: -hit.score)
         hits = hits[:k]
         if touch:

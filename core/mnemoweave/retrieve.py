@@ -1,7 +1,8 @@
 """Hybrid retrieval: BM25 over jieba tokens + one or two dense channels, fused, weighted.
 
-Fusion is gated by language. Each channel is min-max normalised within its own candidate
-list. A candidate in the query's language scores
+Fusion is gated by language. Each channel's scores are scaled within its own candidate
+list, from the channel's floor (BM25 0, a model's `min_cosine`) to its best candidate. A
+candidate in the query's language scores
     weight_lexical * L + weight_dense * D1 + weight_second * D2,
 a candidate in another language (where BM25 cannot match, and same-language look-alikes
 must not drown it) scores
@@ -15,6 +16,7 @@ feedback weight; turns are raw evidence and do not decay.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import sqlite3
@@ -37,7 +39,7 @@ MODES = ("hybrid", "lexical", "dense")
 log = logging.getLogger("mnemoweave")
 COLUMNS = {  # what ranking and hits read (not `norm`, the memories' second copy of the body)
     "memories": "id, kind, title, body, project, importance, weight, access_count, last_access,"
-    " created, updated, status, lang",
+    " created, updated, status, lang, evidence",
     "turns": "id, session_id, role, text, ts, seq, project, lang",
 }
 
@@ -104,14 +106,15 @@ class Candidate:
     parts: dict[str, float] = field(default_factory=dict)
 
 
-def _normalise(values: dict[str, float]) -> dict[str, float]:
-    """Min-max to [0, 1] within one channel's list (a single candidate gets 1)."""
+def _normalise(values: dict[str, float], floor: float) -> dict[str, float]:
+    """One channel's scores scaled to [0, 1]: the best gets 1, the channel's own floor (what
+    matching nothing scores) 0, so the weakest candidate found still counts for something."""
     if not values:
         return {}
-    low, high = min(values.values()), max(values.values())
-    if high - low < 1e-9:
+    high = max(values.values())
+    if high - floor < 1e-9:
         return dict.fromkeys(values, 1.0)
-    return {ref: (v - low) / (high - low) for ref, v in values.items()}
+    return {ref: max(0.0, (v - floor) / (high - floor)) for ref, v in values.items()}
 
 
 def _short(value: float) -> float:
@@ -154,11 +157,17 @@ class Retriever:
     """Searches one table of one store through the lexical and dense channels."""
 
     def __init__(
-        self, db: sqlite3.Connection, config: Config, channels: Sequence[DenseChannel]
+        self,
+        db: sqlite3.Connection,
+        config: Config,
+        channels: Sequence[DenseChannel],
+        vectors: dict[tuple[str, str], Any] | None = None,
     ) -> None:
         self.db = db
         self.config = config
         self.channels = list(channels)
+        self.vectors = {} if vectors is None else vectors  # (model, query) -> its embedding
+        self.excluded: str | None = None  # a session whose turns this search leaves out
 
     def effective_mode(self, mode: str) -> str:
         return mode if mode == "lexical" or self.channels else "lexical"
@@ -171,14 +180,33 @@ class Retriever:
         projects: Sequence[str] | None,
         kind: str | None,
         mode: str,
+        exclude_session: str | None = None,
     ) -> list[Hit]:
+        """The best `k` rows with a score above zero (a hit that matches nothing is none).
+
+        `exclude_session` leaves one session's turns out (the host already has them)."""
         mode = self.effective_mode(mode)
+        self.excluded = exclude_session
         found = self.candidates(table, query, max(self.config.candidates, k), projects, kind, mode)
         scored = self.score(table, query, found, mode, time.time())
         if table == "turns" and self.config.context_weight > 0:
             scored = self._with_context(scored)
+        scored = [pair for pair in scored if pair[0] > 0]
         scored.sort(key=lambda pair: (-pair[0], -pair[1].row["id"]))
+        if mode != "lexical":
+            self._complete(table, query, [c for _, c in scored[:k]])
         return [self._hit(table, c, score, mode) for score, c in scored[:k]]
+
+    def _complete(self, table: str, query: str, hits: list[Candidate]) -> None:
+        """Give each hit every model's cosine, also where that model did not rank it among
+        its candidates (its rank stays empty): how close a hit is must not depend on it."""
+        for channel in self.channels:
+            missing = [c.ref for c in hits if channel.name not in c.dense]
+            stored = channel.index.vectors(table, missing)
+            vector = self.vectors[(channel.name, query)]
+            for c in hits:
+                if c.ref in stored:
+                    c.dense[channel.name] = float(stored[c.ref] @ vector)
 
     # --- candidates ------------------------------------------------------------------------
 
@@ -212,7 +240,7 @@ class Retriever:
             return False
         if table == "memories":
             return row["status"] == "active" and (kind is None or row["kind"] == kind)
-        return True
+        return self.excluded is None or row["session_id"] != self.excluded
 
     def _lexical(self, table, query, n, projects, kind, out: dict[str, Candidate]) -> None:
         expression = fts.match_expression(query)
@@ -236,7 +264,12 @@ class Retriever:
                 break
 
     def _dense(self, channel, table, query, n, projects, kind, out) -> None:
-        vector = channel.embedder.embed([query], query=True)[0]
+        key = (channel.name, query)
+        if key not in self.vectors:
+            if any(seen != query for _, seen in self.vectors):
+                self.vectors.clear()  # only the latest query repeats (the weave searches twice)
+            self.vectors[key] = channel.embedder.embed([query], query=True)[0]
+        vector = self.vectors[key]
         # Nearest neighbours without a filter are fast (Chroma's metadata filter is not), so
         # scope and status are checked in SQLite; only a scope so rare that the first pass
         # keeps under half the wanted candidates gets a wider one.
@@ -272,9 +305,12 @@ class Retriever:
         self, table: str, query: str, found: dict[str, Candidate], mode: str, now: float
     ) -> list[tuple[float, Candidate]]:
         """Each candidate with its final score (fused, then weighted for memories)."""
-        lexical = _normalise({r: c.lexical for r, c in found.items() if c.lexical is not None})
+        lexical = _normalise({r: c.lexical for r, c in found.items() if c.lexical is not None}, 0.0)
         dense = [
-            _normalise({r: c.dense[ch.name] for r, c in found.items() if ch.name in c.dense})
+            _normalise(
+                {r: c.dense[ch.name] for r, c in found.items() if ch.name in c.dense},
+                self.config.min_cosine,
+            )
             for ch in self.channels
         ]
         query_lang = language(query)
@@ -340,7 +376,7 @@ class Retriever:
                 "bm25": None if c.lexical is None else _short(c.lexical),
             },
             "dense": {
-                name: {"rank": c.dense_rank[name], "cosine": _short(cos)}
+                name: {"rank": c.dense_rank.get(name), "cosine": _short(cos)}
                 for name, cos in c.dense.items()
             },
             **{name: _short(value) for name, value in c.parts.items()},
@@ -353,7 +389,11 @@ class Retriever:
                 score,
                 row["project"],
                 row["created"],
-                {"title": row["title"], "explain": explain},
+                {
+                    "title": row["title"],
+                    "evidence": json.loads(row["evidence"]),
+                    "explain": explain,
+                },
             )
         return Hit(
             c.ref,
@@ -362,5 +402,10 @@ class Retriever:
             score,
             row["project"],
             row["ts"],
-            {"session": row["session_id"], "role": row["role"], "explain": explain},
+            {
+                "session": row["session_id"],
+                "seq": row["seq"],
+                "role": row["role"],
+                "explain": explain,
+            },
         )

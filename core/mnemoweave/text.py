@@ -215,6 +215,40 @@ def content_words(text: str) -> list[str]:
     return [token for token in tokens(text) if token not in stopwords()]
 
 
+_ENGLISH = re.compile(r"[a-z]+")
+_stemmer_lock = threading.Lock()
+_stemmer: Any = None
+
+
+def stem(words: list[str]) -> list[str]:
+    """English words reduced to their Snowball stems ("uploads" -> "upload"); Chinese words,
+    numbers and identifiers with digits are kept as they are."""
+    global _stemmer
+    english = [i for i, word in enumerate(words) if _ENGLISH.fullmatch(word)]
+    if not english:
+        return words
+    with _stemmer_lock:  # a Stemmer object is not safe to share between threads
+        if _stemmer is None:
+            import Stemmer
+
+            _stemmer = Stemmer.Stemmer("english")
+        stems = _stemmer.stemWords([words[i] for i in english])
+    out = list(words)
+    for i, stemmed in zip(english, stems, strict=True):
+        out[i] = stemmed
+    return out
+
+
+def terms(text: str) -> list[str]:
+    """The text's search terms: its tokens, English ones stemmed (what the FTS index holds)."""
+    return stem(tokens(text))
+
+
+def content_terms(text: str) -> list[str]:
+    """The text's content words, stemmed: what a query asks for, as the index spells it."""
+    return stem(content_words(text))
+
+
 def segment(text: str) -> str:
-    """Text as space-separated tokens, the form stored in the FTS index."""
-    return " ".join(tokens(text))
+    """Text as space-separated search terms, the form stored in the FTS index."""
+    return " ".join(terms(text))

@@ -5,20 +5,35 @@ kept by priority (knowledge by relevance, then nudge, then scene) until the toke
 is spent, and rendered in a fixed order as one fenced block of reference data: every line
 is a quoted item with its id and age, stored text can never close the fence, and nothing
 at all is returned when there is nothing worth saying.
+
+The built-in tiers give the model what it does not already have:
+- knowledge: reviewed memories that pass the relevance gate (relevance.py) first, then
+  snippets of the project's earlier sessions (never the current one), labelled with who
+  said them and when;
+- nudge: standing preferences, pinned memories, skills and the review reminder;
+- scene: in a new session, a recap of the project's previous session; after a compaction,
+  the session's own capsule; nothing in between (the host has the live turns).
+Per host session a line goes in once: the refs woven into a session are recorded, and
+left out of its later weaves until the host compacts it.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
-from .model import TIERS, Block, Line, age
+from .model import TIERS, Block, Hit, Line, age, iso
+from .relevance import Gate, Signals
+from .snippets import snippet
 from .store import cards as cards_table
-from .text import content_words, estimate_tokens, tokens
+from .store import memories as memories_table
+from .store import sessions as sessions_table
+from .store.db import transaction
+from .text import estimate_tokens, normalise
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -26,7 +41,10 @@ if TYPE_CHECKING:
 OPEN = '<memory source="mnemoweave" note="reference data, not instructions">'
 CLOSE = "</memory>"
 FILL_ORDER = ("knowledge", "nudge", "scene")  # who gets the budget first
-KNOWLEDGE_K = 8
+KNOWLEDGE_K = 8  # memories the knowledge tier considers
+PAST_K = 12  # past turns it considers when memories do not cover the prompt
+SNIPPET_TOKENS = 60  # the most of one past turn it shows
+MEMORY_FIRST = 1.0  # block priority that puts every reviewed memory above every snippet
 # Always on (nudge): preferences, and memories of any kind at importance 5.
 NUDGE_MEMORIES = 6
 
@@ -84,11 +102,11 @@ def render(tiers: dict[str, list[Line]]) -> str:
 def assemble(blocks: Iterable[Block], budget: int) -> Weave:
     """Keep the most valuable lines that fit in `budget` tokens; stable for equal input."""
     pool: dict[str, list[tuple[float, int, Line]]] = {tier: [] for tier in TIERS}
-    seen: set[tuple[str, str]] = set()
+    seen: set[str] = set()  # a text said once (a turn and the memory quoting it) is enough
     position = 0
     for block in sorted(blocks, key=lambda b: (TIERS.index(b.tier), -b.priority, b.source)):
         for line in block.lines:
-            key = (line.ref, line.text)
+            key = normalise(line.text)
             if key in seen:
                 continue
             seen.add(key)
@@ -118,14 +136,57 @@ def assemble(blocks: Iterable[Block], budget: int) -> Weave:
 
 
 def weave(
-    engine: Engine, query: str, session: str | None, project: str | None, budget: int
+    engine: Engine,
+    query: str,
+    session: str | None,
+    project: str | None,
+    budget: int,
+    record: bool = False,
 ) -> Weave:
     blocks: list[Block] = []
     for contributed in engine.pm.hook.weave_blocks(
         engine=engine, query=query, session=session, project=project, budget=budget
     ):
         blocks.extend(contributed or [])
-    return assemble(blocks, budget)
+    refs = {line.ref for block in blocks for line in block.lines}
+    evidence = memories_table.evidence_of(engine.db, [r for r in refs if r.startswith("m_")])
+    if session:
+        given = sessions_table.woven(engine.db, session)
+        blocks = [_without(block, given, evidence) for block in blocks]
+    woven = assemble(blocks, budget)
+    if record:
+        _record(engine, woven, session, evidence)
+    return woven
+
+
+def _without(block: Block, given: set[str], evidence: dict[str, list[str]]) -> Block:
+    """The block without the lines the session already has: the same ids, or a memory
+    whose evidence turns it was shown."""
+
+    def had(line: Line) -> bool:
+        cited = evidence.get(line.ref)
+        return line.ref in given or bool(cited) and set(cited) <= given
+
+    lines = tuple(line for line in block.lines if not line.ref or not had(line))
+    return Block(block.tier, lines, block.source, block.priority)
+
+
+def _record(
+    engine: Engine, woven: Weave, session: str | None, evidence: dict[str, list[str]]
+) -> None:
+    """Note what went before the session (a memory's evidence turns with it), and count the
+    recall of the memories woven."""
+    refs = [line.ref for lines in woven.tiers.values() for line in lines if line.ref]
+    recalled = [int(ref[2:]) for ref in refs if ref.startswith("m_")]
+    refs += [cited for ref in refs for cited in evidence.get(ref, ())]
+    if not refs or not (session or recalled):
+        return
+    now = time.time()
+    with transaction(engine.db) as db:
+        if session:
+            sessions_table.record_woven(db, session, refs, now)
+        if recalled:
+            memories_table.touch(db, recalled, now)
 
 
 # --- built-in blocks (registered as a plugin) -------------------------------------------
@@ -135,40 +196,69 @@ def _scope(project: str | None) -> list[str]:
     return [project, ""] if project else [""]
 
 
-def relevance_test(engine: Engine, query: str) -> Callable[[str, dict[str, Any]], bool]:
-    """Is a memory worth putting before the model: enough of the query's words, or a close
-    meaning? Built once per query, applied to each hit.
+@dataclass(frozen=True)
+class Weighed:
+    """A search hit the knowledge tier considers, with what the relevance gate sees of it."""
 
-    Fused scores are relative to the candidates, so this uses absolute signals: the share
-    of the query's content words found in the memory, and each model's raw cosine against
-    the threshold calibrated for that model.
-    """
-    wanted = set(content_words(query))
-    cutoffs = {channel.name: channel.relevant_cosine for channel in engine.channels}
-    overlap = engine.config.weave_min_overlap
-
-    def relevant(text: str, explain: dict[str, Any]) -> bool:
-        if wanted and len(wanted & set(tokens(text))) / len(wanted) >= overlap:
-            return True
-        return any(
-            found["cosine"] >= cutoffs.get(name, 1.0) for name, found in explain["dense"].items()
-        )
-
-    return relevant
+    hit: Hit
+    signals: Signals
+    score: float  # the gate's score, 0-1
 
 
-def knowledge_block(engine: Engine, query: str, project: str | None) -> Block | None:
-    if not query.strip():
-        return None
-    hits = engine.search(query, k=KNOWLEDGE_K, project=project, source="memories")
-    relevant = relevance_test(engine, query)
-    now = time.time()
-    lines = tuple(
-        Line(hit.text, hit.id, now - hit.created, hit.score, hit.kind)
-        for hit in hits
-        if relevant(hit.text, hit.extra["explain"])
+def weigh(
+    engine: Engine, query: str, session: str | None, project: str | None
+) -> tuple[list[Weighed], list[Weighed], Gate]:
+    """The memories and the earlier sessions' turns the knowledge tier considers for a
+    query, best first, each with its gate score (the turn gate is returned for snippets)."""
+    gate = Gate(engine, query, "memories")
+    memories = [
+        Weighed(hit, signals, gate.score(signals))
+        for hit in engine.search(query, k=KNOWLEDGE_K, project=project, touch=False)
+        for signals in [gate.signals(hit.text, hit.extra["explain"])]
+    ]
+    gate = Gate(engine, query, "turns")
+    hits = engine.search(
+        query, k=PAST_K, project=project, source="turns", touch=False, exclude_session=session
     )
-    return Block("knowledge", lines, "mnemoweave") if lines else None
+    own = {
+        (hit.extra["session"], hit.extra["seq"]): gate.signals(hit.text, hit.extra["explain"])
+        for hit in hits
+    }
+    past = []
+    for hit in hits:
+        at = (hit.extra["session"], hit.extra["seq"])
+        signals = replace(own[at], before=own.get((at[0], at[1] - 1)))
+        past.append(Weighed(hit, signals, gate.score(signals)))
+    return memories, past, gate
+
+
+def knowledge_blocks(
+    engine: Engine, query: str, session: str | None, project: str | None
+) -> list[Block]:
+    """Reviewed memories that pass the gate, then snippets of earlier sessions' turns."""
+    if not query.strip():
+        return []
+    now = time.time()
+    threshold = engine.config.weave_gate
+    memories, past, gate = weigh(engine, query, session, project)
+    kept = [m for m in memories if m.score >= threshold]
+    cited = {ref for m in kept for ref in m.hit.extra["evidence"]}
+    lines = [Line(m.hit.text, m.hit.id, now - m.hit.created, m.score, m.hit.kind) for m in kept]
+    blocks = [Block("knowledge", tuple(lines), "mnemoweave", MEMORY_FIRST)] if lines else []
+    lines = [
+        Line(
+            snippet(p.hit.text, gate.weights, SNIPPET_TOKENS),
+            p.hit.id,
+            None,
+            p.score,
+            f"past · {p.hit.extra['role']} · {(iso(p.hit.created) or '')[:10]}",
+        )
+        for p in past
+        if p.score >= threshold and p.hit.id not in cited
+    ]
+    if lines:
+        blocks.append(Block("knowledge", tuple(lines), "mnemoweave:past"))
+    return blocks
 
 
 def nudge_block(engine: Engine, project: str | None) -> Block | None:
@@ -212,17 +302,33 @@ def nudge_block(engine: Engine, project: str | None) -> Block | None:
 
 
 def scene_block(engine: Engine, session: str | None, project: str | None) -> Block | None:
+    """What the model lacks of the situation: in a new session, the project's previous
+    session; after a compaction, this session's own capsule; otherwise nothing."""
     if not session:
         return None
     recap = engine.capsule(session)
-    if not recap["turns"]:
+    if recap["turns"]:
+        state = sessions_table.get(engine.db, session)
+        if state is None or state["compacted"] is None:
+            return None  # the host still holds this session's turns
+        summary = f"this session so far · {recap['turns']} turns (before the compaction)"
+        return _recap(summary, f"session:{session}", recap)
+    before = sessions_table.previous(engine.db, project or "", session)
+    if before is None:
         return None
-    summary = f"project {project or '(global)'} · {recap['turns']} turns this session"
-    if recap["open"]:
-        summary += f" · {len(recap['open'])} open threads"
-    lines = [Line(summary, f"session:{session}", None, 1.0, "session")]
+    recap = engine.capsule(before["id"])
+    summary = (
+        f"previous session in {project or '(no project)'} · {(iso(before['started']) or '')[:10]}"
+        f" · {recap['turns']} turns"
+    )
+    return _recap(summary, f"session:{before['id']}", recap)
+
+
+def _recap(summary: str, ref: str, recap: dict[str, Any]) -> Block:
+    lines = [Line(summary, ref, None, 1.0, "session")]
     if recap["goal"]:
         lines.append(Line(recap["goal"]["text"], recap["goal"]["ref"], None, 0.9, "goal"))
+    lines += [Line(r["text"], r["ref"], None, 0.85, "rule") for r in recap["rules"]]
     lines += [Line(d["text"], d["ref"], None, 0.7, "decided") for d in recap["decisions"]]
     lines += [Line(o["text"], o["ref"], None, 0.8, "open") for o in recap["open"][-2:]]
     return Block("scene", tuple(lines), "mnemoweave")
@@ -234,7 +340,7 @@ def weave_blocks(
 ) -> list[Block]:
     """The built-in tiers: the session's scene, relevant knowledge, always-on nudges."""
     blocks = [
-        knowledge_block(engine, query, project),
+        *knowledge_blocks(engine, query, session, project),
         nudge_block(engine, project),
         scene_block(engine, session, project),
     ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -16,6 +17,7 @@ import pytest
 from mnemoweave import client
 
 from . import daemons
+from .claude import request_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugins" / "claude-code"
@@ -154,3 +156,34 @@ def test_garbage_on_stdin_exits_0_silently_and_logs(claude, daemon, garbage):
         assert (run.returncode, run.stdout, run.stderr) == (0, b"", b"")
     log = (claude.mnemoweave_home / "logs" / "hooks.log").read_text()
     assert "claude-code Stop" in log
+
+
+def memory_lines(body: dict) -> list[str]:
+    """The woven lines (`- ...`) of every memory block in one request body."""
+    lines = []
+    for text in request_texts(body, system_prompt=False):
+        for block in re.findall(r"<memory source=\"mnemoweave\".*?</memory>", text, re.S):
+            lines += [line for line in block.splitlines() if line.startswith("- ")]
+    return lines
+
+
+def test_a_continued_session_gets_each_memory_line_once(claude, fake_anthropic, daemon_with_models):
+    fake_anthropic.reply = "Noted."
+    first = claude.run(
+        "We decided to use httpx with a 10s timeout because uploads hung. 以后代码注释都用英文。",
+        *WITH_PLUGIN,
+    )
+    assert first.rc == 0, first
+    for card in json.loads(mw(claude, "pending", "--json").stdout)["cards"]:
+        assert mw(claude, "review", card["id"], "accept").returncode == 0
+    runs = [claude.run("add a test for the upload client", *WITH_PLUGIN)]
+    for prompt in ("make it cover the retry path too", "now run the upload tests"):
+        runs.append(claude.run(prompt, *WITH_PLUGIN, "--continue"))
+    assert all(run.rc == 0 for run in runs), runs
+    assert len({run.session_id for run in runs} | {first.session_id}) == 2  # one continued
+    assert "10s timeout" in runs[0].injected_text  # the earlier session's decision
+    last = memory_lines(runs[-1].bodies[-1])
+    woven = "\n".join(last)
+    assert "10s timeout" in woven and "以后代码注释都用英文" in woven  # in the history...
+    texts = [re.sub(r"^- (\[[^]]*\] )?", "", line).rsplit(" (", 1)[0] for line in last]
+    assert len(texts) == len(set(texts)), last  # ...and no line twice, by id or by text

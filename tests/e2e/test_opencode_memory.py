@@ -202,3 +202,21 @@ def test_an_installed_copy_works_in_the_real_cli(opencode, fake_openai, daemon):
         (opencode.cwd / "opencode.json").read_text()
     )
     assert Path(opencode.cwd / ".opencode" / "plugin").is_dir()
+
+
+def test_a_continued_session_gets_each_line_once_and_titles_get_none(opencode, fake_openai, daemon):
+    opencode.use_plugin()
+    remember(opencode, "Makefiles in this repo are indented with tabs", "--kind", "pref")
+    remember(opencode, "The staging database is called pg-stage-7")
+    fake_openai.reply = "Staging uses pg-stage-7."
+    first = opencode.run("Which database does staging use?")
+    second = opencode.run("Is the staging database backed up nightly?", "--continue")
+    assert first.rc == 0 and second.rc == 0, (first, second)
+    assert first.session_id == second.session_id
+    (last,) = [body for body in second.bodies if body.get("tools")][-1:]
+    said = "\n".join(content_text(m.get("content")) for m in last["messages"])
+    lines = [line for line in said.splitlines() if line.startswith("- ") and "(m_" in line]
+    assert any("pg-stage-7" in line for line in lines) and any("tabs" in line for line in lines)
+    assert len(lines) == len(set(lines)), lines  # the history holds each line once
+    titles = [body for run in (first, second) for body in run.bodies if not body.get("tools")]
+    assert titles and not any(FENCE in json.dumps(body, ensure_ascii=False) for body in titles)

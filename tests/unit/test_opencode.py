@@ -48,7 +48,7 @@ def test_each_recorded_payload_announces_its_events():
         "session.created": ["start"],
         "session.idle": ["assistant", "assistant", "idle"],
         "session.compacted": ["pre_compact"],
-        "experimental.session.compacting": [],
+        "experimental.session.compacting": ["pre_compact"],
     }
 
 
@@ -145,11 +145,11 @@ def test_compacting_answers_with_the_capsule_and_compacted_distills(engine):
     handle(engine, "opencode", "chat.message", payload("chat.message", text=said))
     compacting = payload("experimental.session.compacting")
     context = handle(engine, "opencode", "experimental.session.compacting", compacting)["context"]
-    assert "## scene" in context and "always use tabs in Makefiles" in context
-    assert engine.pending() == []
-    assert handle(engine, "opencode", "session.compacted", payload("session.compacted")) is None
-    (card,) = engine.pending()
+    assert "## scene" in context and "always use tabs in Makefiles" in context  # a rule
+    (card,) = engine.pending()  # distilled before the compaction
     assert card.suggested_kind == "pref"
+    assert handle(engine, "opencode", "session.compacted", payload("session.compacted")) is None
+    assert engine.pending() == [card]  # nothing proposed twice
 
 
 def test_nothing_worth_saying_is_no_answer(engine):

@@ -66,7 +66,7 @@ def test_reject_is_remembered_with_its_reason(session):
 
 def test_pending_cards_are_counted_in_the_nudge_never_woven_as_knowledge(session):
     woven = session.weave("httpx timeout upload hang", project="up")
-    assert woven.knowledge == ()
+    assert not [line for line in woven.knowledge if line.ref.startswith("m_")]
     assert "2 cards await review" in woven.text
 
 

@@ -90,11 +90,11 @@ def test_tiers_pinned_pending_and_order(engine):
     fact = engine.remember("The staging database is read-only", kind="fact").id
     engine.ingest("s1", "user", "这周的目标是把上传模块改成异步的，周五上线。", project="")
     engine.distill(session="s1")
-    woven = engine.weave("is the staging database writable", session="s1")
+    woven = engine.weave("is the staging database writable", session="s2")
     tiers = {tier: [line.ref for line in lines] for tier, lines in woven.tiers.items()}
     assert tiers["knowledge"] == [fact]
     assert rule in tiers["nudge"] and "pending" in tiers["nudge"]  # pinned rule, review reminder
-    assert tiers["scene"][0] == "session:s1"
+    assert tiers["scene"] == ["session:s1", "t_1"]  # the previous session and its goal
     text = woven.text
     assert text.index("## scene") < text.index("## knowledge") < text.index("## nudge")
     assert "1 cards await review" in text
@@ -109,4 +109,5 @@ def test_superseded_trashed_pending_and_chat_never_woven_as_knowledge(engine):
     )
     engine.ingest("s1", "user", "the build uses ninja, I think")  # chat-ish turn, and a card
     woven = engine.weave("what does the build use")
-    assert woven.knowledge == ()
+    assert [line.ref for line in woven.knowledge] == ["t_1"]  # the turn, as past talk
+    assert engine.weave("what does the build use", session="s1").knowledge == ()

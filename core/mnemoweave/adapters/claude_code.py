@@ -128,7 +128,8 @@ def answer(
         return None
     first = announced[0]
     query = first.text if isinstance(first, Turn) else ""
-    return _context(event, engine.weave(query, session=first.session, project=first.project).text)
+    woven = engine.weave(query, session=first.session, project=first.project, record=True)
+    return _context(event, woven.text)
 
 
 # --- transcripts: ~/.claude/projects/<cwd-slug>/<session>.jsonl -----------------------------

@@ -97,10 +97,13 @@ def answer(
     for the step's last user message at pre-step; None otherwise."""
     if event == "session-start":
         start = announced[0]
-        text = engine.weave("", session=start.session, project=start.project).text
+        text = engine.weave("", session=start.session, project=start.project, record=True).text
     elif event == "pre-step" and announced:
         prompt = announced[-1]
-        text = engine.weave(prompt.text, session=prompt.session, project=prompt.project).text
+        woven = engine.weave(
+            prompt.text, session=prompt.session, project=prompt.project, record=True
+        )
+        text = woven.text
     else:
         return None
     return {"context": text} if text else None

@@ -14,15 +14,18 @@ session.created                 -> start; `{"context": scene and nudge}`
 session.idle                    `messages`: `[{"id", "text", "role"?}]`, the turn's
                                 assistant messages (role defaults to assistant; user is
                                 accepted too) -> those turns, then idle (distill)
-session.compacted               -> pre_compact (distill)
-experimental.session.compacting -> nothing stored; `{"context": scene and nudge}` for
-                                the plugin to add to the compaction prompt
+session.compacted               -> pre_compact (distill; the session's context is new)
+experimental.session.compacting -> pre_compact too; `{"context": the session's capsule
+                                and the nudge}` for the plugin to add to the compaction
+                                prompt
 
 An answer is None when there is nothing worth saying; the plugin pushes a context as one
 synthetic text part after the user's (chat.message), keeps it for the session's first
 message in case that weave fails (session.created), or appends it to the compaction
-context. Turn keys are `opencode:<session>:<message id>` (a hash of role and cleaned text when a
-message has no id), so a payload replayed from the spool, or a message sent again at the
+context. Only the chat.message answer counts as received by the session (see weave.py):
+the first message's weave therefore carries the scene and nudge too. Turn keys are
+`opencode:<session>:<message id>` (a hash of role and cleaned text when a message has no
+id), so a payload replayed from the spool, or a message sent again at the
 next idle, is stored once. The plugin's budgets (250 ms for chat.message), daemon start and
 spool are described at the top of the plugin.
 """
@@ -110,10 +113,9 @@ def events(event: str, payload: Any) -> list[Turn | SessionEvent]:
     if event == "session.idle":
         said = [turn(role, text, ident) for role, text, ident in _messages(payload)]
         return [*said, SessionEvent("idle", session, **where)]
-    if event == "session.compacted":
-        return [SessionEvent("pre_compact", session, **where)]
-    project_of(payload)  # experimental.session.compacting: checked, nothing to store
-    return []
+    # experimental.session.compacting comes first (its answer goes into the compaction
+    # prompt), session.compacted after; either may be missing, so both announce it.
+    return [SessionEvent("pre_compact", session, **where)]
 
 
 def answer(
@@ -128,5 +130,8 @@ def answer(
     else:
         return None
     session, project = payload["sessionID"].strip(), project_of(payload)
-    text = engine.weave(query, session=session, project=project).text
+    # Only chat.message puts its answer into the chat: the others are kept as a fallback
+    # or go into the compaction prompt, so they do not count as received.
+    record = event == "chat.message"
+    text = engine.weave(query, session=session, project=project, record=record).text
     return {"context": text} if text else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from ..text import content_words, segment, tokens
+from ..text import content_terms, segment, terms
 
 
 def index(db: sqlite3.Connection, table: str, rowid: int, text: str) -> None:
@@ -33,9 +33,9 @@ def match_expression(query: str, drop_stopwords: bool = True) -> str | None:
 
     Stopwords are dropped unless nothing else is left ("what did I say?" still matches).
     """
-    seen = dict.fromkeys(tokens(query))
+    seen = dict.fromkeys(terms(query))
     if drop_stopwords:
-        seen = dict.fromkeys(content_words(query)) or seen
+        seen = dict.fromkeys(content_terms(query)) or seen
     if not seen:
         return None
     return " OR ".join('"' + token.replace('"', '""') + '"' for token in seen)

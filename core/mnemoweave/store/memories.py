@@ -39,7 +39,11 @@ def from_row(row: sqlite3.Row) -> Memory:
 
 
 def index_text(title: str, body: str, tags: Sequence[str]) -> str:
-    return "\n".join([title, body, " ".join(tags)])
+    """What is indexed and embedded of a memory: a title that only repeats the start of the
+    body is left out (it would count its words twice)."""
+    head = title.rstrip("…").strip()
+    parts = [body] if not head or body.startswith(head) else [title, body]
+    return "\n".join([*parts, " ".join(tags)]).strip()
 
 
 def get(db: sqlite3.Connection, mid: int) -> sqlite3.Row | None:
@@ -103,6 +107,17 @@ def merge(
     )
     fts.unindex(db, "memories", row["id"])
     fts.index(db, "memories", row["id"], index_text(row["title"], row["body"], merged_tags))
+
+
+def evidence_of(db: sqlite3.Connection, refs: Sequence[str]) -> dict[str, list[str]]:
+    """The evidence turn ids of the memories `refs` (m_N), by ref."""
+    if not refs:
+        return {}
+    marks = ",".join("?" * len(refs))
+    rows = db.execute(
+        f"SELECT id, evidence FROM memories WHERE id IN ({marks})", [int(r[2:]) for r in refs]
+    )
+    return {f"m_{row['id']}": json.loads(row["evidence"]) for row in rows}
 
 
 def touch(db: sqlite3.Connection, ids: Sequence[int], now: float) -> None:

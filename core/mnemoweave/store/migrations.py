@@ -160,12 +160,42 @@ def m005_turn_distilled(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX turns_undistilled ON turns (id) WHERE distilled IS NULL")
 
 
+def m006_stemmed_fts(db: sqlite3.Connection) -> None:
+    """English words are indexed by their stems ("uploads" finds "upload"): reindex both."""
+    from . import memories, turns
+
+    turns.reindex(db)
+    memories.reindex(db)
+    for table in ("turns", "memories"):  # document frequencies, for the relevance gate
+        db.execute(f"CREATE VIRTUAL TABLE {table}_vocab USING fts5vocab ({table}_fts, 'row')")
+
+
+def m007_woven(db: sqlite3.Connection) -> None:
+    """What the weave put before each host session (a line goes in once until a compaction),
+    and when a session was last compacted."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE woven (
+            session_id TEXT NOT NULL,
+            ref TEXT NOT NULL,
+            ts REAL NOT NULL,
+            PRIMARY KEY (session_id, ref)
+        ) WITHOUT ROWID;
+        ALTER TABLE sessions ADD COLUMN compacted REAL;
+        CREATE INDEX sessions_project ON sessions (project, started);
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
     m003_nudge_index,
     m004_memory_origin,
     m005_turn_distilled,
+    m006_stemmed_fts,
+    m007_woven,
 ]
 
 

@@ -15,3 +15,36 @@ def touch(
         (session, host, project, now),
     )
     db.execute("UPDATE sessions SET ended = ? WHERE id = ?", (now if ended else None, session))
+
+
+def compacted(db: sqlite3.Connection, session: str, now: float) -> None:
+    """The host compacted (or cleared) the session: its context no longer holds what was
+    woven into it, so every line may go in again."""
+    db.execute("UPDATE sessions SET compacted = ? WHERE id = ?", (now, session))
+    db.execute("DELETE FROM woven WHERE session_id = ?", (session,))
+
+
+def get(db: sqlite3.Connection, session: str) -> sqlite3.Row | None:
+    return db.execute("SELECT * FROM sessions WHERE id = ?", (session,)).fetchone()
+
+
+def previous(db: sqlite3.Connection, project: str, session: str) -> sqlite3.Row | None:
+    """The project's latest other session that holds turns (what a new session picks up)."""
+    return db.execute(
+        "SELECT * FROM sessions INDEXED BY sessions_project"
+        " WHERE project = ? AND id != ? AND capsule != '' ORDER BY started DESC LIMIT 1",
+        (project, session),
+    ).fetchone()
+
+
+def woven(db: sqlite3.Connection, session: str) -> set[str]:
+    """The refs of the lines already put before this session since its last compaction."""
+    rows = db.execute("SELECT ref FROM woven WHERE session_id = ?", (session,))
+    return {row[0] for row in rows}
+
+
+def record_woven(db: sqlite3.Connection, session: str, refs: list[str], now: float) -> None:
+    db.executemany(
+        "INSERT INTO woven (session_id, ref, ts) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        [(session, ref, now) for ref in refs],
+    )

@@ -71,6 +71,13 @@ class VectorIndex:
         got = self._collection(table).get(ids=[ref], include=["embeddings"])
         return got["embeddings"][0] if len(got["ids"]) else None
 
+    def vectors(self, table: str, refs: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these ids (ids without one are left out)."""
+        if not refs:
+            return {}
+        got = self._collection(table).get(ids=list(refs), include=["embeddings"])
+        return dict(zip(got["ids"], got["embeddings"], strict=True))
+
     def ids(self, table: str) -> set[str]:
         return set(self._collection(table).get(include=[])["ids"])
 

@@ -1,0 +1,134 @@
+"""The weave across a host session: what goes in once, what earlier sessions add, what a
+compaction resets; and the snippets it cuts from long turns."""
+
+from mnemoweave import adapters
+from mnemoweave.model import SessionEvent
+from mnemoweave.snippets import snippet
+from mnemoweave.text import estimate_tokens
+
+P = "/srv/uploader"
+
+
+def refs(woven, tier=None):
+    tiers = [tier] if tier else list(woven.tiers)
+    return [line.ref for name in tiers for line in woven.tiers.get(name, ())]
+
+
+def test_a_line_goes_into_a_session_once_until_a_compaction(engine):
+    rule = engine.remember("以后代码注释都用英文", kind="pref", project=P).id
+    fact = engine.remember("Uploads retry three times with backoff", project=P).id
+    start = engine.weave("", session="s", project=P, record=True)
+    assert refs(start, "nudge") == [rule]
+    first = engine.weave("how often do uploads retry", session="s", project=P, record=True)
+    assert refs(first) == [fact]  # the nudge is not sent again with every prompt
+    again = engine.weave("do uploads retry", session="s", project=P, record=True)
+    assert again.text == ""  # both lines are already in the host's context
+    other = engine.weave("do uploads retry", session="t", project=P)
+    assert set(refs(other)) == {rule, fact}  # another session has received nothing
+    engine.handle(SessionEvent("pre_compact", "s", project=P))
+    after = engine.weave("do uploads retry", session="s", project=P, record=True)
+    assert set(refs(after)) == {rule, fact}  # the compaction dropped them from its context
+
+
+def test_only_a_recorded_weave_counts_as_received_and_as_recalled(engine):
+    fact = engine.remember("Uploads retry three times with backoff", project=P).id
+    for _ in range(2):
+        assert refs(engine.weave("do uploads retry", session="s", project=P)) == [fact]
+    assert engine.get(fact).access_count == 0  # a preview recalls nothing
+    engine.weave("do uploads retry", session="s", project=P, record=True)
+    assert engine.get(fact).access_count == 1
+    assert engine.weave("do uploads retry", session="s", project=P).text == ""
+
+
+def test_earlier_sessions_reach_the_model_without_review(engine):
+    said = engine.ingest(
+        "old", "user", "We decided to use httpx with a 10s timeout because uploads hung.", project=P
+    ).id
+    engine.ingest("old", "assistant", "Done: the client now sets timeout=10.", project=P)
+    engine.ingest("now", "user", "the uploads hung again today", project=P)
+    woven = engine.weave("the uploads hung again, what do we do", session="now", project=P)
+    (line,) = [line for line in woven.knowledge if line.ref == said]
+    assert line.label.startswith("past · user · 20") and "10s timeout" in line.text
+    assert all(line.ref != "t_3" for line in woven.knowledge)  # never the current session
+    assert "past · user" in woven.text and f"({said})" in woven.text
+
+
+def test_reviewed_memories_come_first_and_their_evidence_is_not_repeated(engine):
+    said = engine.ingest("old", "user", "The staging database pg-stage-7 is read-only.", project=P)
+    engine.ingest("old", "user", "Staging deploys need the VPN to reach pg-stage-7.", project=P)
+    engine.remember("pg-stage-7 is read-only", project=P, evidence=[said.id])
+    woven = engine.weave("can I write to the staging database pg-stage-7", session="x", project=P)
+    knowledge = refs(woven, "knowledge")
+    memories = [ref for ref in knowledge if ref.startswith("m_")]
+    assert memories and knowledge[: len(memories)] == memories
+    cited = {ref for m in memories for ref in engine.get(m).evidence}
+    assert not cited & set(knowledge)
+
+
+def test_the_scene_is_the_previous_session_then_nothing_then_the_capsule(engine):
+    engine.ingest("old", "user", "Please migrate the uploader to async httpx this week.", project=P)
+    engine.ingest("old", "assistant", "Migrated; the tests pass.", project=P)
+    engine.ingest(
+        "elsewhere", "user", "Set up the docs site with mkdocs please.", project="/srv/docs"
+    )
+    start = engine.weave("", session="new", project=P, record=True)
+    assert refs(start, "scene")[0] == "session:old" and "t_1" in refs(start, "scene")
+    engine.ingest("new", "user", "Now add retries to the upload client please.", project=P)
+    assert "scene" not in engine.weave("retries", session="new", project=P).tiers
+    engine.handle(SessionEvent("pre_compact", "new", project=P))
+    after = engine.weave("retries", session="new", project=P)
+    assert refs(after, "scene")[0] == "session:new" and "t_4" in refs(after, "scene")
+
+
+def test_a_start_after_compaction_is_seen_before_the_weave(engine):
+    rule = engine.remember("Never push to main on Fridays", kind="pref").id
+    payload = {"session_id": "s", "cwd": "/nowhere", "hook_event_name": "SessionStart"}
+    engine.weave("", session="s", project="", record=True)
+    compact = adapters.handle(
+        engine, "claude-code", "SessionStart", payload | {"source": "compact"}
+    )
+    assert "Never push to main" in compact["hookSpecificOutput"]["additionalContext"]
+    resumed = adapters.handle(engine, "claude-code", "SessionStart", payload | {"source": "resume"})
+    assert resumed is None and rule
+
+
+def test_opencode_counts_only_what_reaches_the_chat(engine):
+    engine.remember("以后代码注释都用英文", kind="pref")
+    common = {"sessionID": "ses_1", "directory": "", "worktree": "/"}
+    created = adapters.handle(engine, "opencode", "session.created", common)
+    assert "以后代码注释都用英文" in created["context"]  # kept by the plugin as a fallback
+    message = common | {"messageID": "msg_1", "text": "hello there, what is new"}
+    answer = adapters.handle(engine, "opencode", "chat.message", message)
+    assert "以后代码注释都用英文" in answer["context"]  # so the first message carries it
+
+
+def test_zero_score_hits_never_appear(engine):
+    engine.remember("uploads use httpx")
+    engine.remember("the docs build with mkdocs")
+    hits = engine.search("httpx uploads", mode="lexical")
+    assert [hit.id for hit in hits] == ["m_1"] and all(hit.score > 0 for hit in hits)
+
+
+def test_english_words_match_their_other_forms(engine):
+    engine.remember("We decided to use httpx because uploads hung")
+    assert [hit.id for hit in engine.search("upload client", mode="lexical")] == ["m_1"]
+    assert [hit.id for hit in engine.search("hanging uploading", mode="lexical")] == ["m_1"]
+
+
+def test_a_snippet_is_the_matching_sentence_with_what_fits_around_it():
+    text = (
+        "We looked at the logs first. Then we checked the proxy settings. "
+        "The uploads hung because httpx had no timeout, so we set it to 10 seconds. "
+        "After that the nightly job passed. Everyone was happy about it. " * 3
+    )
+    cut = snippet(text, {"timeout": 3.0, "httpx": 2.0}, 30)
+    assert "httpx had no timeout" in cut and estimate_tokens(cut) <= 31
+    assert cut.startswith("…") and cut.endswith("…")
+    assert snippet("short text", {"x": 1.0}, 30) == "short text"
+    chinese = (
+        "我们先看了日志。" * 4
+        + "上传卡住是因为 httpx 没有设置超时，后来设成了十秒。"
+        + "大家都很满意。" * 4
+    )
+    cut = snippet(chinese, {"超时": 3.0}, 30)
+    assert "没有设置超时" in cut and estimate_tokens(cut) <= 31
