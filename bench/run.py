@@ -33,6 +33,8 @@ BENCHMARKS = (
     "hooks",
     "reliability",
     "distill",
+    "e2e",
+    "gate",
 )
 # Models are read from the caller's data dir (read-only) before the run swaps in its own.
 MODELS = Path(os.environ.get("MNEMOWEAVE_HOME", Path.home() / ".mnemoweave")) / "models"
