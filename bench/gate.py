@@ -43,8 +43,8 @@ from mnemoweave.relevance import NOT_FOUND, Gate
 from mnemoweave.text import terms
 from mnemoweave.weave import weigh
 
-FEATURES = ("coverage", "cosine")
-THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 20))
+FEATURES = ("cosine", "info", "matched")
+THRESHOLDS = tuple(round(0.01 * i, 2) for i in range(1, 100))
 TARGET_OFFTOPIC = 0.10  # knowledge lines per off-topic prompt the chosen threshold allows
 
 

@@ -59,7 +59,7 @@ class Config:
     """How many of the best turns bring the turn that follows them into the candidates."""
     weave_budget: int = 600
     """Token budget of the woven context (CJK characters count one each)."""
-    weave_gate: float = 0.84
+    weave_gate: float = 0.91
     """Relevance score (0-1, see relevance.py) a memory or past turn needs to be woven."""
     half_life_days: float = 30.0
     """Memory decay: a memory never recalled loses half its recency boost in this time."""

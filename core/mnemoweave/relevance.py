@@ -5,7 +5,10 @@ the best one is on topic at all. The gate uses absolute signals instead:
 - coverage: the share of the query's content terms the text holds, each weighted by its
   inverse document frequency in the store (rare words say more than common ones);
 - cosine: each model's cosine to the query, minus the cosine above which that model calls
-  a text on topic.
+  a text on topic;
+- info: how much the query says (log of one plus the idf of its content terms), and
+  matched, the coverage times it: covering a query that names nothing in particular
+  proves little.
 A past turn takes each signal at the better of its own and that of the turn before it when
 that turn is a candidate too: an answer is on topic when the question it answers is.
 They combine into one score in [0, 1] (a logistic model whose weights live in
@@ -28,9 +31,9 @@ if TYPE_CHECKING:
 # The logistic models, with and without an embedding model: bias, then one weight per
 # feature (see `Signals.features`).
 GATE_WEIGHTS: Mapping[str, Mapping[str, float]] = {
-    "hybrid": {"bias": 0.46, "coverage": 2.61, "cosine": 9.14},
+    "hybrid": {"bias": -3.16, "cosine": 6.38, "info": 0.69, "matched": 2.64},
     # without a model (not fitted): half the query's weighted words pass `weave_gate`
-    "lexical": {"bias": -1.3, "coverage": 6.0},
+    "lexical": {"bias": -0.6, "coverage": 6.0},
 }
 
 
@@ -50,11 +53,13 @@ class Signals:
     coverage: float
     cosine: float | None  # the best model's cosine minus its on-topic cosine; None: no model
     before: Signals | None = None
+    info: float = 0.0  # how much the query says: log(1 + the idf of its content terms)
 
     def features(self) -> dict[str, float]:
         """The gate's inputs: each signal at the better of the candidate and its question."""
         before = self.before or self
-        found = {"coverage": max(self.coverage, before.coverage)}
+        coverage = max(self.coverage, before.coverage)
+        found = {"coverage": coverage, "info": self.info, "matched": coverage * self.info}
         if self.cosine is not None and before.cosine is not None:
             found["cosine"] = max(self.cosine, before.cosine)
         return found
@@ -85,11 +90,11 @@ class Gate:
                 (found["cosine"] - self.cutoffs.get(name, 1.0) for name, found in dense.items()),
                 default=NOT_FOUND,
             )
-        return Signals(self.coverage(text), cosine)
+        return Signals(self.coverage(text), cosine, info=math.log1p(self.total))
 
     def score(self, signals: Signals) -> float:
         z = self.model["bias"] + sum(
-            self.model[name] * value for name, value in signals.features().items()
+            self.model.get(name, 0.0) * value for name, value in signals.features().items()
         )
         return 1 / (1 + math.exp(-z))
 

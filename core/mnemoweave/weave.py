@@ -102,9 +102,9 @@ def render(tiers: dict[str, list[Line]]) -> str:
 def assemble(blocks: Iterable[Block], budget: int) -> Weave:
     """Keep the most valuable lines that fit in `budget` tokens; stable for equal input."""
     pool: dict[str, list[tuple[float, int, Line]]] = {tier: [] for tier in TIERS}
-    seen: set[str] = set()  # a text said once (a turn and the memory quoting it) is enough
+    seen: set[str] = set()  # a text said once is enough (in the tier that fills first)
     position = 0
-    for block in sorted(blocks, key=lambda b: (TIERS.index(b.tier), -b.priority, b.source)):
+    for block in sorted(blocks, key=lambda b: (FILL_ORDER.index(b.tier), -b.priority, b.source)):
         for line in block.lines:
             key = normalise(line.text)
             if key in seen:
@@ -209,8 +209,11 @@ def weigh(
     engine: Engine, query: str, session: str | None, project: str | None
 ) -> tuple[list[Weighed], list[Weighed], Gate]:
     """The memories and the earlier sessions' turns the knowledge tier considers for a
-    query, best first, each with its gate score (the turn gate is returned for snippets)."""
+    query, best first, each with its gate score (the turn gate is returned for snippets).
+    A prompt that names nothing ("thanks!", "好的", "2+2?") asks nothing of memory."""
     gate = Gate(engine, query, "memories")
+    if all(term.isdigit() for term in gate.wanted):
+        return [], [], gate
     memories = [
         Weighed(hit, signals, gate.score(signals))
         for hit in engine.search(query, k=KNOWLEDGE_K, project=project, touch=False)

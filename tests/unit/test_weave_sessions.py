@@ -132,3 +132,11 @@ def test_a_snippet_is_the_matching_sentence_with_what_fits_around_it():
     )
     cut = snippet(chinese, {"超时": 3.0}, 30)
     assert "没有设置超时" in cut and estimate_tokens(cut) <= 31
+
+
+def test_a_prompt_that_names_nothing_gets_no_knowledge(engine):
+    engine.ingest("old", "user", "thanks, that fixed it! 谢谢，辛苦了", project=P)
+    engine.ingest("old", "user", "2+2 is 4 and the upload part size is 8 MiB", project=P)
+    for prompt in ("thanks!", "谢谢，辛苦了", "What's 2+2?", "ok 好的"):
+        assert engine.weave(prompt, session="new", project=P).knowledge == (), prompt
+    assert engine.weave("upload part size", session="new", project=P).knowledge
