@@ -27,7 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from e2e import (
+from harness import load_embedders, progress
+from mnemoweave import relevance
+from mnemoweave.relevance import NOT_FOUND, Gate
+from mnemoweave.text import terms
+from mnemoweave.weave import weigh
+from reach import (
     OFFTOPIC,
     ON_TOPIC,
     Case,
@@ -37,11 +42,6 @@ from e2e import (
     load_coding_case,
     load_longmemeval_cases,
 )
-from harness import load_embedders, progress
-from mnemoweave import relevance
-from mnemoweave.relevance import NOT_FOUND, Gate
-from mnemoweave.text import terms
-from mnemoweave.weave import weigh
 
 FEATURES = ("cosine", "info", "matched")
 THRESHOLDS = tuple(round(0.01 * i, 2) for i in range(1, 100))

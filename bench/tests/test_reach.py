@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 
 import run as bench_run
-from e2e import (
+from mnemoweave.model import Line
+from mnemoweave.text import estimate_tokens
+from mnemoweave.weave import Weave, render_line
+from reach import (
     OFFTOPIC,
     Baseline,
     Case,
@@ -27,9 +30,6 @@ from e2e import (
     pack,
     round_robin,
 )
-from mnemoweave.model import Line
-from mnemoweave.text import estimate_tokens
-from mnemoweave.weave import Weave, render_line
 
 PREF = "I always prefer pytest over unittest for my Python projects."
 
