@@ -34,6 +34,7 @@ from .hookspecs import hookimpl
 from .model import Card, SessionEvent, Turn
 from .store import audit
 from .store import cards as cards_table
+from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
 from .text import cjk_count, content_words, normalise
@@ -265,7 +266,7 @@ def _store(db: sqlite3.Connection, card: Card, now: float) -> Card | None:
         return None
     norm = normalise(card.summary)
     kind, project = card.suggested_kind, card.project
-    if cards_table.remembered(db, norm, kind, project):
+    if memories_table.find_duplicate(db, norm, project, kind) is not None:
         return None
     same = cards_table.same_summary(db, norm, kind, project, ("pending", "rejected"))
     if any(row["status"] == "rejected" for row in same):

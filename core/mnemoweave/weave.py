@@ -148,9 +148,10 @@ def weave(
         engine=engine, query=query, session=session, project=project, budget=budget
     ):
         blocks.extend(contributed or [])
-    refs = {line.ref for block in blocks for line in block.lines}
-    evidence = memories_table.evidence_of(engine.db, [r for r in refs if r.startswith("m_")])
+    evidence: dict[str, list[str]] = {}  # only a session's record needs the memories' turns
     if session:
+        refs = {line.ref for block in blocks for line in block.lines if line.ref.startswith("m_")}
+        evidence = memories_table.evidence_of(engine.db, list(refs))
         given = sessions_table.woven(engine.db, session)
         blocks = [_without(block, given, evidence) for block in blocks]
     woven = assemble(blocks, budget)

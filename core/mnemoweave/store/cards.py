@@ -135,16 +135,6 @@ def same_summary(
     return [row for row in rows if normalise(row["summary"]) == norm]
 
 
-def remembered(db: sqlite3.Connection, norm: str, kind: str, project: str) -> bool:
-    """Whether an active memory of this kind and project already holds this normalised text."""
-    row = db.execute(
-        "SELECT 1 FROM memories WHERE norm = ? AND kind = ? AND project = ? AND status = 'active'"
-        " LIMIT 1",
-        (norm, kind, project),
-    ).fetchone()
-    return row is not None
-
-
 def add_evidence(
     db: sqlite3.Connection, row: sqlite3.Row, evidence: Sequence[str], confidence: float
 ) -> tuple[str, ...]:

@@ -50,12 +50,15 @@ def get(db: sqlite3.Connection, mid: int) -> sqlite3.Row | None:
     return db.execute("SELECT * FROM memories WHERE id = ?", (mid,)).fetchone()
 
 
-def find_duplicate(db: sqlite3.Connection, norm: str, project: str) -> sqlite3.Row | None:
-    """The active memory of the same scope whose normalised body is `norm`."""
+def find_duplicate(
+    db: sqlite3.Connection, norm: str, project: str, kind: str | None = None
+) -> sqlite3.Row | None:
+    """The active memory of the same scope (and kind, when given) whose normalised body is
+    `norm`."""
     return db.execute(
         "SELECT * FROM memories WHERE norm = ? AND project = ? AND status = 'active'"
-        " ORDER BY id LIMIT 1",
-        (norm, project),
+        " AND kind = coalesce(?, kind) ORDER BY id LIMIT 1",
+        (norm, project, kind),
     ).fetchone()
 
 
