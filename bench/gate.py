@@ -9,7 +9,11 @@ and five fixed unrelated prompts per LongMemEval store) is negative. A logistic 
 fitted on the dev half (`--fit`), and the curve is drawn on both halves at prompt level:
 recall = on-topic prompts with an evidence candidate at or above the threshold,
 off-topic lines = candidates at or above it per off-topic prompt, precision = on-topic
-prompts found / all prompts given any line.
+prompts found / all prompts given any line. The weave has two gates: a prompt gets
+knowledge only when one candidate reaches `weave_gate` (chosen on the first curve), and
+then every candidate that reaches `weave_line_gate` (chosen on the second, `lines_*`,
+drawn with that trigger), both by the same rule: the best dev recall with at most
+`TARGET_OFFTOPIC` off-topic lines per prompt.
 
 `.venv/bin/python bench/run.py gate --data bench/data/coding_e2e.json
  --lme ../shared/bench/longmemeval/longmemeval_s.dev.json.gz [--lme-n N] [--fit] --json`
@@ -160,29 +164,41 @@ def _score(model: dict[str, float], features: tuple[float, ...]) -> float:
     return float(1 / (1 + np.exp(-z)))
 
 
-def curve(rows: Sequence[Row], model: dict[str, float]) -> list[dict[str, float]]:
-    """Prompt-level recall, off-topic lines per prompt and precision at each threshold."""
-    best: dict[str, float] = {}  # on-topic prompt -> its best evidence candidate's score
-    scores: dict[str, list[float]] = {}  # off-topic prompt -> every candidate's score
+def curve(
+    rows: Sequence[Row], model: dict[str, float], trigger: float | None = None
+) -> list[dict[str, float]]:
+    """Prompt-level recall, off-topic lines per prompt and precision at each threshold.
+
+    With a `trigger`, the threshold is the line gate: a prompt gets the candidates at or
+    above it only when its best candidate reaches the trigger (the weave's two gates)."""
+    scored: dict[str, list[tuple[float, int | None]]] = {}  # prompt -> (score, label)
+    kinds: dict[str, str] = {}
     for r in rows:
-        if r.kind == ON_TOPIC:
-            score = _score(model, r.features) if r.label else -1.0
-            best[r.prompt] = max(best.get(r.prompt, -1.0), score)
-        else:
-            scores.setdefault(r.prompt, [])
-            if r.features:
-                scores[r.prompt].append(_score(model, r.features))
+        kinds[r.prompt] = r.kind
+        scored.setdefault(r.prompt, [])
+        if r.features:
+            scored[r.prompt].append((_score(model, r.features), r.label))
     points = []
     for t in THRESHOLDS:
-        found = sum(score >= t for score in best.values())
-        noisy = sum(any(s >= t for s in found_) for found_ in scores.values())
-        lines = sum(sum(s >= t for s in found_) for found_ in scores.values())
+        if trigger is not None and t > trigger:
+            break
+        found = noisy = lines = on_topic = 0
+        for prompt, candidates in scored.items():
+            fires = trigger is None or any(score >= trigger for score, _ in candidates)
+            given = [label for score, label in candidates if fires and score >= t]
+            if kinds[prompt] == ON_TOPIC:
+                on_topic += 1
+                found += any(label == 1 for label in given)
+            else:
+                noisy += bool(given)
+                lines += len(given)
+        off_topic = len(scored) - on_topic
         points.append(
             {
                 "threshold": t,
-                "recall": round(found / max(1, len(best)), 3),
-                "offtopic_lines_per_prompt": round(lines / max(1, len(scores)), 3),
-                "offtopic_prompts_with_lines": round(noisy / max(1, len(scores)), 3),
+                "recall": round(found / max(1, on_topic), 3),
+                "offtopic_lines_per_prompt": round(lines / max(1, off_topic), 3),
+                "offtopic_prompts_with_lines": round(noisy / max(1, off_topic), 3),
                 "precision": round(found / max(1, found + noisy), 3),
             }
         )
@@ -222,7 +238,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             chosen = [r for r in rows if r.half == half and source in ("all", r.source)]
             if chosen:
                 report[f"curve_{half}_{source}"] = curve(chosen, model)
-    report["threshold"] = choose(report["curve_a_all"])
+    report["threshold"] = trigger = choose(report["curve_a_all"])
+    for half in ("a", "b"):
+        for source in ("coding", "lme", "all"):
+            chosen = [r for r in rows if r.half == half and source in ("all", r.source)]
+            if chosen:
+                report[f"lines_{half}_{source}"] = curve(chosen, model, trigger)
+    report["line_threshold"] = choose(report["lines_a_all"])
     report["counts"] = {
         "rows": len(rows),
         "prompts": len({r.prompt for r in rows}),

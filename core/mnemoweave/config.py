@@ -59,8 +59,12 @@ class Config:
     """How many of the best turns bring the turn that follows them into the candidates."""
     weave_budget: int = 600
     """Token budget of the woven context (CJK characters count one each)."""
-    weave_gate: float = 0.91
-    """Relevance score (0-1, see relevance.py) a memory or past turn needs to be woven."""
+    weave_gate: float = 0.90
+    """Relevance score (0-1, see relevance.py) one memory or past turn must reach for a
+    prompt to get any knowledge."""
+    weave_line_gate: float = 0.89
+    """Relevance score each memory or past turn needs to be woven, once a prompt gets
+    knowledge (at most `weave_gate`)."""
     half_life_days: float = 30.0
     """Memory decay: a memory never recalled loses half its recency boost in this time."""
     decay_floor: float = 0.5

@@ -13,7 +13,8 @@ A past turn takes each signal at the better of its own and that of the turn befo
 that turn is a candidate too: an answer is on topic when the question it answers is.
 They combine into one score in [0, 1] (a logistic model whose weights live in
 `GATE_WEIGHTS`, fitted on labelled on-topic and off-topic prompts by `bench/gate.py`), and
-a candidate is woven when the score reaches `weave_gate` (config).
+a prompt gets knowledge when one candidate's score reaches `weave_gate` (config), and then
+every candidate that reaches `weave_line_gate`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 # feature (see `Signals.features`).
 GATE_WEIGHTS: Mapping[str, Mapping[str, float]] = {
     "hybrid": {"bias": -3.16, "cosine": 6.38, "info": 0.69, "matched": 2.64},
-    # without a model (not fitted): half the query's weighted words pass `weave_gate`
+    # without a model (not fitted): about half the query's weighted words pass either gate
     "lexical": {"bias": -0.6, "coverage": 6.0},
 }
 

@@ -7,7 +7,7 @@ is a quoted item with its id and age, stored text can never close the fence, and
 at all is returned when there is nothing worth saying.
 
 The built-in tiers give the model what it does not already have:
-- knowledge: reviewed memories that pass the relevance gate (relevance.py) first, then
+- knowledge: reviewed memories that pass the relevance gates (relevance.py) first, then
   snippets of the project's earlier sessions (never the current one), labelled with who
   said them and when;
 - nudge: standing preferences, pinned memories, skills and the review reminder;
@@ -239,12 +239,18 @@ def weigh(
 def knowledge_blocks(
     engine: Engine, query: str, session: str | None, project: str | None
 ) -> list[Block]:
-    """Reviewed memories that pass the gate, then snippets of earlier sessions' turns."""
+    """Reviewed memories that pass the gate, then snippets of earlier sessions' turns.
+
+    A prompt gets knowledge when one candidate reaches `weave_gate`; it then gets every
+    candidate that reaches `weave_line_gate` (an on-topic prompt's evidence is often not
+    its best match, while an off-topic prompt's weaker matches are noise)."""
     if not query.strip():
         return []
     now = time.time()
-    threshold = engine.config.weave_gate
     memories, past, gate = weigh(engine, query, session, project)
+    if not any(w.score >= engine.config.weave_gate for w in (*memories, *past)):
+        return []
+    threshold = min(engine.config.weave_line_gate, engine.config.weave_gate)
     kept = [m for m in memories if m.score >= threshold]
     cited = {ref for m in kept for ref in m.hit.extra["evidence"]}
     lines = [Line(m.hit.text, m.hit.id, now - m.hit.created, m.score, m.hit.kind) for m in kept]

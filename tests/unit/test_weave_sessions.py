@@ -1,10 +1,13 @@
 """The weave across a host session: what goes in once, what earlier sessions add, what a
 compaction resets; and the snippets it cuts from long turns."""
 
+from dataclasses import replace
+
 from mnemoweave import adapters
 from mnemoweave.model import SessionEvent
 from mnemoweave.snippets import snippet
 from mnemoweave.text import estimate_tokens
+from mnemoweave.weave import weigh
 
 P = "/srv/uploader"
 
@@ -140,3 +143,23 @@ def test_a_prompt_that_names_nothing_gets_no_knowledge(engine):
     for prompt in ("thanks!", "谢谢，辛苦了", "What's 2+2?", "ok 好的"):
         assert engine.weave(prompt, session="new", project=P).knowledge == (), prompt
     assert engine.weave("upload part size", session="new", project=P).knowledge
+
+
+def test_a_prompt_with_one_clear_match_also_gets_its_weaker_ones(engine):
+    strong = engine.ingest(
+        "a", "user", "The upload worker crashed on macOS because fork is unsafe there", project=P
+    ).id
+    weak = engine.ingest("b", "user", "The upload worker also runs on macOS laptops", project=P).id
+    engine.ingest("c", "user", "The docs build with mkdocs and deploy on tag", project=P)
+    prompt = "why did the upload worker crash after fork on macOS"
+    _, past, _ = weigh(engine, prompt, "now", P)
+    score = {w.hit.id: w.score for w in past}
+    assert score[strong] > score[weak] > 0
+
+    def woven(gate, line_gate):
+        engine.config = replace(engine.config, weave_gate=gate, weave_line_gate=line_gate)
+        return refs(engine.weave(prompt, session="now", project=P), "knowledge")
+
+    assert woven(score[strong], score[weak]) == [strong, weak]  # the strong one lets it in
+    assert woven(score[strong], score[strong]) == [strong]
+    assert woven(score[strong] + 1e-6, score[weak]) == []  # without it, neither is woven
