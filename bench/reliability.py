@@ -1,5 +1,5 @@
 """Reliability under faults and load: `run.py reliability [--ingests N --kills K]
-[--clients C --events E]`.
+[--clients C --events E] [--writes W] [--prompt-mb M] [--imports I]`.
 
 crash: a stream of N ingests through the daemon while it is killed with SIGKILL K times
 at random moments (and restarted); a turn the daemon acknowledged must be in the store
@@ -13,6 +13,17 @@ event as Claude Code does), E events each (prompts, every fifth followed by a St
 the answer), while distill and search run in a loop beside them. No write may be lost (a
 hook out of budget spools its payload; the daemon stores it within seconds), no "database
 is locked" may reach a host or a log, and the hooks' latency is reported.
+
+bursts: W `mnemoweave ingest` processes started at once, against a daemon and then with
+none (each waits its turn for the store's lock); every write must be stored.
+
+huge prompt: an M MB prompt through the real Claude Code prompt hook while a search runs
+in a loop: the hook must exit within the host's timeout (what `install` sets), the search
+must keep answering, and the prompt must be stored bounded.
+
+killed import: `mnemoweave import` of I turns through the daemon, SIGKILLed once the turns
+are committed and before its answer; what the CLI says, what is stored, and how long the
+restarted daemon takes to embed every row in the background (no `doctor --repair`).
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -44,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kills", type=int, default=10, help="crash: SIGKILLs on the way")
     parser.add_argument("--clients", type=int, default=8, help="concurrency: hook processes")
     parser.add_argument("--events", type=int, default=500, help="concurrency: events each")
+    parser.add_argument("--writes", type=int, default=100, help="bursts: CLI writes at once")
+    parser.add_argument("--prompt-mb", type=float, default=10, help="huge prompt: its size")
+    parser.add_argument("--imports", type=int, default=5000, help="killed import: turns")
     parser.add_argument("--seed", type=int, default=7)
 
 
@@ -262,6 +277,204 @@ def _drained(home: Path, expected: dict[str, int]) -> int:
         time.sleep(0.5)
 
 
+# --- bursts, a huge prompt, a killed import --------------------------------------------------
+
+
+def _cli(env: dict[str, str], *args: str, **options: Any) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "mnemoweave", *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **options,
+    )
+
+
+def _stored(home: Path, sql: str, *values: Any) -> int:
+    with sqlite3.connect(f"file:{home / 'mnemoweave.sqlite'}?mode=ro", uri=True) as db:
+        return db.execute(sql, values).fetchone()[0]
+
+
+def _burst(home: Path, writes: int) -> dict[str, Any]:
+    env = env_for(home)
+    started = time.monotonic()
+    running = [
+        _cli(env, "ingest", "-s", "burst", "-r", "user", f"burst {n}") for n in range(writes)
+    ]
+    failures = []
+    for process in running:
+        out, err = process.communicate(timeout=3600)
+        if process.returncode != 0:
+            failures.append(err.strip()[:200])
+    seconds = time.monotonic() - started
+    stored = _stored(home, "SELECT count(*) FROM turns WHERE session_id = 'burst'")
+    report = {"writes": writes, "failed": len(failures), "stored": stored}
+    return report | {"lost": writes - stored, "seconds": round(seconds, 1), "errors": failures[:5]}
+
+
+def bursts(home: Path, writes: int, models: Any = None) -> dict[str, Any]:
+    """`writes` CLI writes at once against a daemon, then (in a fresh data dir) with none."""
+    served = home / "daemon"
+    (models or _lexical)(served)
+    process = serve(served, env_for(served))
+    try:
+        report = {"daemon": _burst(served, writes)}
+    finally:
+        shut(process)
+    alone = home / "alone"
+    (models or _lexical)(alone)
+    return report | {"in_process": _burst(alone, writes)}
+
+
+def _lexical(home: Path) -> None:
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text('embedder = "none"\n')
+
+
+def huge_prompt(home: Path, megabytes: float) -> dict[str, Any]:
+    """The prompt hook on a huge prompt, a search answering in a loop beside it."""
+    from mnemoweave.install import CLAUDE_CODE_HOOKS
+
+    env, hook_env = env_for(home), env_for(home, HOME=str(home / "user"))
+    process = serve(home, env)
+    client.request(home, "POST", "/v1/memories", {"text": "Uploads retry with backoff"})
+    size = int(megabytes * 1_000_000)
+    prompt = "Why does this log end in a timeout?\n" + ("upload retry 503 backoff\n" * size)[:size]
+    payload = {"session_id": "huge", "cwd": "/bench/project", "prompt": prompt}
+    searches: list[tuple[float, float]] = []  # (started, took ms)
+    quiet = threading.Event()
+
+    def search() -> None:
+        while not quiet.is_set():
+            began = time.monotonic()
+            client.request(home, "POST", "/v1/search", {"query": "upload backoff"}, timeout=60)
+            searches.append((began, (time.monotonic() - began) * 1000))
+            quiet.wait(0.02)
+
+    beside = threading.Thread(target=search)
+    try:
+        beside.start()
+        time.sleep(1.0)  # the search's own pace first
+        hook_started = time.monotonic()
+        took, rc, stderr = _hook(hook_env, "UserPromptSubmit", payload)
+        asked = time.monotonic()  # the daemon's own time for the same request
+        direct = payload | {"session_id": "huge-direct"}
+        client.request(home, "POST", "/v1/hooks/claude-code/UserPromptSubmit", {"payload": direct})
+        answered = time.monotonic()
+        time.sleep(1.0)
+        quiet.set()
+        beside.join(timeout=60)
+        deadline = time.monotonic() + DRAIN_WITHIN
+        while not (stored := _huge_turns(home)) and time.monotonic() < deadline:
+            time.sleep(0.5)  # a hook out of budget spooled it: the daemon stores it soon
+    finally:
+        quiet.set()
+        shut(process)
+    during = [ms for began, ms in searches if hook_started <= began <= answered]
+    before = [ms for began, ms in searches if began < hook_started]
+    return {
+        "prompt_mb": megabytes,
+        "hook_ms": round(took, 1),
+        "hook_rc": rc,
+        "hook_stderr": stderr.decode(errors="replace")[:200],
+        "host_timeout_ms": CLAUDE_CODE_HOOKS["UserPromptSubmit"][0] * 1000,
+        "hook_budget_ms": 250,
+        "daemon_request_ms": round((answered - asked) * 1000, 1),
+        "search_before_ms": percentiles(before) | {"max": round(max(before, default=0), 1)},
+        "search_during_ms": percentiles(during) | {"max": round(max(during, default=0), 1)},
+        "searches_during": len(during),
+        "spooled": "spooled" in _log(home, "hooks.log"),
+        "stored_chars": stored,
+    }
+
+
+def _huge_turns(home: Path) -> list[int]:
+    found = client.request(home, "GET", "/v1/turns?session=huge")["result"]
+    return [len(turn["text"]) for turn in found]
+
+
+def _log(home: Path, name: str) -> str:
+    path = home / "logs" / name
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def killed_import(home: Path, turns: int) -> dict[str, Any]:
+    """SIGKILL the daemon once an import is committed, before it answers; then restart."""
+    env = env_for(home)
+    source = home.parent / f"{home.name}-import.jsonl"
+    with open(source, "w", encoding="utf-8") as out:
+        for n in range(turns):
+            line = {"session": f"import-{n // 50}", "role": "user" if n % 2 == 0 else "assistant",
+                    "text": f"turn {n}: the upload worker retries {n % 7} times, then gives up",
+                    "ts": 1_700_000_000 + n}  # fmt: skip
+            out.write(json.dumps(line) + "\n")
+    process = serve(home, env)
+    started = time.monotonic()
+    importing = _cli(env, "import", str(source), start_new_session=True)
+    try:
+        while _count(home) < turns:
+            if importing.poll() is not None or time.monotonic() - started > 3600:
+                raise RuntimeError("the import ended or stalled before it was committed")
+            time.sleep(0.01)
+        killed_after = time.monotonic() - started
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+        out, err = importing.communicate(timeout=3600)
+    finally:
+        if importing.poll() is None:
+            importing.kill()
+    from mnemoweave import Engine
+    from mnemoweave.indexing import drift
+
+    with Engine(home) as engine:
+        unembedded = sum(missing for missing, _ in drift(engine).values())
+    restarted = time.monotonic()
+    process = serve(home, env)
+    serving = time.monotonic()
+    searches: list[float] = []
+    try:
+        while True:
+            began = time.monotonic()
+            client.request(home, "POST", "/v1/search", {"query": "upload worker"}, timeout=60)
+            searches.append((time.monotonic() - began) * 1000)
+            checks = client.request(home, "POST", "/v1/doctor", {})["result"]
+            vectors = [c for c in checks if c["name"].startswith("vector index")]
+            if all(c["ok"] for c in vectors) or time.monotonic() - serving > 3600:
+                break
+            time.sleep(0.2)
+        mended = time.monotonic()
+    finally:
+        shut(process)
+    return {
+        "turns": turns,
+        "killed_after_s": round(killed_after, 1),
+        "cli_rc": importing.returncode,
+        "cli_said": err.strip().splitlines()[:2],
+        "cli_counts": out.strip(),
+        "stored": _count(home),
+        "lost": turns - _count(home),
+        "unembedded_after_kill": unembedded,
+        "restart_to_serving_s": round(serving - restarted, 1),
+        "embedded_in_background_s": round(mended - serving, 1),
+        "index_consistent_without_repair": all(c["ok"] for c in vectors),
+        "search_while_mending_ms": percentiles(searches) | {"max": round(max(searches), 1)},
+        "mend_log": [
+            line.split(" INFO ")[-1]
+            for line in _log(home, "daemon.log").splitlines()
+            if "vector index (" in line
+        ],
+    }
+
+
+def _count(home: Path) -> int:
+    try:
+        return _stored(home, "SELECT count(*) FROM turns")
+    except sqlite3.Error:
+        return 0
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version[:6]}}
     with tempfile.TemporaryDirectory(prefix="mw-rel-", dir="/tmp") as tmp:
@@ -271,6 +484,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         home = Path(tmp) / "l"
         _models(home, args)
         report["concurrency"] = concurrency(home, args.clients, args.events)
+        report["bursts"] = bursts(Path(tmp) / "b", args.writes, lambda h: _models(h, args))
+        home = Path(tmp) / "h"
+        _models(home, args)
+        report["huge_prompt"] = huge_prompt(home, args.prompt_mb)
+        home = Path(tmp) / "k"
+        _models(home, args)
+        report["killed_import"] = killed_import(home, args.imports)
     return report
 
 

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import click
 
 from .client import DaemonError
-from .config import load_config
+from .config import load_config, use_data_dir
 from .errors import MnemoweaveError
 from .model import MEMORY_KINDS, ROLES, Memory, age
+from .private import restrict
+from .terminal import echo, shown
 from .text import clip
 
 USER_ERROR = 2
@@ -52,7 +52,7 @@ def _engine(local: bool = False) -> Any:
 
 
 def _emit(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def _text_arg(text: str | None) -> str:
@@ -66,7 +66,7 @@ def _age(ts: float) -> str:
 
 
 def _one_line(text: str, width: int = 100) -> str:
-    return clip(text, width)
+    return clip(shown(text), width)
 
 
 def _explain_line(explain: dict[str, Any]) -> str:
@@ -94,13 +94,13 @@ kind_option = click.option("--kind", type=click.Choice(MEMORY_KINDS), help="Memo
 @click.version_option(package_name="mnemoweave")
 @click.option(
     "--home",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
     help="Data dir (default: $MNEMOWEAVE_HOME or ~/.mnemoweave).",
 )
-def cli(home: Path | None) -> None:
+def cli(home: str | None) -> None:
     """Local long-term memory for coding agents."""
-    if home is not None:
-        os.environ["MNEMOWEAVE_HOME"] = str(home)
+    restrict()  # before anything is written: the data dir is private
+    use_data_dir(home)
 
 
 @cli.command()
@@ -192,7 +192,7 @@ def search(
         click.echo("no hits")
     for hit in hits:
         scope = hit.project or "global"
-        click.echo(
+        echo(
             f"{hit.id}  {hit.score:6.3f}  [{hit.kind}] {_one_line(hit.text)}  "
             f"({scope}, {_age(hit.created)})"
         )
@@ -215,11 +215,11 @@ def get(ref: str, evidence: bool, as_json: bool) -> None:
         return
     for name, value in data.items():
         if name not in ("body", "text", "summary") and value not in (None, "", [], ()):
-            click.echo(f"{name}: {value}")
+            echo(f"{name}: {value}")
     click.echo("")
-    click.echo(data.get("body") or data.get("text") or data.get("summary"))
+    echo(data.get("body") or data.get("text") or data.get("summary"))
     for turn in turns:
-        click.echo(f"\n[{turn.id} {turn.role} in {turn.session}] {turn.text}")
+        echo(f"\n[{turn.id} {turn.role} in {turn.session}] {turn.text}")
 
 
 @cli.command("list")
@@ -238,7 +238,7 @@ def list_(n: int, kind: str | None, project: str | None, trash: bool, as_json: b
     if not memories:
         click.echo("the trash is empty" if trash else "no memories")
     for memory in memories:
-        click.echo(_memory_line(memory))
+        echo(_memory_line(memory))
 
 
 def _report(result: Any) -> None:
@@ -297,43 +297,6 @@ def ingest(
         _report(result)
 
 
-@cli.command("import")
-@click.argument("path", type=click.Path(path_type=Path))
-@click.option("--all", "every", is_flag=True, help="claude-code: every project, not just this.")
-@json_option
-def import_(path: Path, every: bool, as_json: bool) -> None:
-    """Import turns (.jsonl) and memories (.md) from a file or directory, or `claude-code`:
-    the Claude Code transcripts of this project (--all: of every project)."""
-    if str(path) == "claude-code" and not path.exists():
-        from .cli_hosts import import_claude_code
-
-        import_claude_code(every, as_json)
-        return
-    if every:
-        raise UserError("--all goes with `import claude-code`")
-    from .transfer import collect
-
-    records = collect(path)  # read here: the daemon never opens a path it is given
-    with _engine() as engine:
-        counts = engine.import_records(records)
-    if as_json:
-        _emit(counts)
-    else:
-        click.echo(", ".join(f"{n} {name}" for name, n in counts.items()))
-
-
-@cli.command()
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-def export(directory: Path) -> None:
-    """Write memories as Markdown (and turns as JSONL) into DIRECTORY."""
-    from .files import write_files
-
-    with _engine() as engine:
-        files = engine.export_files()
-    for path in write_files(directory, files):  # written here, not by the daemon
-        click.echo(str(path))
-
-
 def _megabytes(count: int) -> str:
     return f"{count / 1e6:.1f} MB"
 
@@ -378,7 +341,7 @@ def weave(
     if as_json:
         _emit(woven.to_dict())
     elif woven.text:
-        click.echo(woven.text)
+        echo(woven.text)
 
 
 @cli.command()
@@ -469,10 +432,10 @@ def model_list(as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--repair", is_flag=True, help="Rebuild what can be rebuilt (indexes).")
+@click.option("--repair", is_flag=True, help="Fix what can be fixed (indexes, file modes).")
 @json_option
 def doctor(repair: bool, as_json: bool) -> None:
-    """Check the store, its indexes, versions and paths. Exits 1 if something is wrong."""
+    """Check the store, indexes, versions, paths and file modes. Exits 1 if something is wrong."""
     with _engine() as engine:
         checks = engine.doctor(repair=repair)
     ok = all(check.ok for check in checks)
@@ -497,4 +460,4 @@ def main() -> None:
     cli(prog_name="mnemoweave")
 
 
-from . import cli_daemon, cli_hosts, cli_mcp, cli_review  # noqa: E402,F401  (their commands)
+from . import cli_daemon, cli_files, cli_hosts, cli_mcp, cli_review  # noqa: E402,F401  (their commands)

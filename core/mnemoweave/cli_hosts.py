@@ -1,27 +1,55 @@
-"""CLI commands that connect hosts: hook (what a host runs), install and uninstall."""
+"""CLI commands that connect hosts: hook (what a host runs), redact (what the JS plugins
+spool), install and uninstall."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
 
 import click
 
-from .cli import _emit, _engine, cli, json_option
+from .cli import UserError, _emit, _engine, cli, json_option
+from .terminal import shown
 
 HOSTS = ("claude-code", "opencode")
 SCOPES = ("user", "project")
 
 
 @cli.command()
-@click.argument("host", type=click.Choice(HOSTS))
-@click.argument("event")
-def hook(host: str, event: str) -> None:
+@click.argument("given", nargs=-1, metavar="HOST EVENT")
+def hook(given: tuple[str, ...]) -> None:
     """Run one host hook: payload on stdin, the host's JSON on stdout; never fails the host."""
-    from .hook import run
+    from .hook import home, log, run
 
-    sys.exit(run(host, event, sys.stdin.buffer, sys.stdout))
+    if len(given) != 2 or given[0] not in HOSTS:
+        problem = (
+            f"mnemoweave hook: expected HOST EVENT, HOST one of {', '.join(HOSTS)}; "
+            f"got {shown(' '.join(given)) or 'nothing'}"
+        )
+        log(home(), problem)
+        click.echo(problem, err=True)
+        sys.exit(0)  # the host goes on: a hook never fails it
+    sys.exit(run(*given, sys.stdin.buffer, sys.stdout))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Stdin is JSON: clean each of its strings.")
+def redact(as_json: bool) -> None:
+    """Print stdin as mnemoweave would store it: secrets redacted, <private> spans dropped.
+    The JS plugins hand a payload to `redact --json` before they spool it."""
+    from .text import clean, clean_all
+
+    given = sys.stdin.buffer.read().decode("utf-8", "replace")
+    if not as_json:
+        sys.stdout.buffer.write(clean(given).encode("utf-8") + b"\n")
+        return
+    try:
+        value = json.loads(given)
+    except ValueError as exc:
+        raise UserError(f"stdin is not JSON: {exc}") from None
+    click.echo(json.dumps(clean_all(value)))  # ASCII, whatever the locale
 
 
 def _scope_option(function):  # type: ignore[no-untyped-def]

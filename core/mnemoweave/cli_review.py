@@ -9,7 +9,8 @@ import click
 
 from .cli import _emit, _engine, _one_line, _report, cli, json_option, kind_option
 from .errors import InvalidInput
-from .model import Card
+from .model import Card, sane_time
+from .terminal import echo
 from .transfer import parse_time
 
 
@@ -27,7 +28,7 @@ def pending(project: str | None, n: int, as_json: bool) -> None:
     if not cards:
         click.echo("no cards await review")
     for card in cards:
-        click.echo(_card_line(card))
+        echo(_card_line(card))
 
 
 def _card_line(card: Card) -> str:
@@ -56,7 +57,7 @@ def distill(
         return
     click.echo(f"{len(cards)} new card(s) await review")
     for card in cards:
-        click.echo(_card_line(card))
+        echo(_card_line(card))
 
 
 @cli.command()
@@ -143,8 +144,12 @@ def rehydrate(
         _emit({"turns": [turn.to_dict() for turn in turns]})
         return
     for turn in turns:
-        when = datetime.fromtimestamp(turn.ts).isoformat(timespec="seconds")
-        click.echo(f"{turn.id}  {when}  {turn.session}  {turn.role}: {_one_line(turn.text)}")
+        when = (
+            datetime.fromtimestamp(turn.ts).isoformat(timespec="seconds")
+            if sane_time(turn.ts)
+            else "?"
+        )
+        echo(f"{turn.id}  {when}  {turn.session}  {turn.role}: {_one_line(turn.text)}")
 
 
 @cli.group()
@@ -177,7 +182,7 @@ def skill_teach(
     if as_json:
         _emit(taught.to_dict())
     else:
-        click.echo(f"taught {taught.name}: {taught.summary}")
+        echo(f"taught {taught.name}: {taught.summary}")
 
 
 @skill.command("check")
@@ -193,7 +198,7 @@ def skill_check(query: str, as_json: bool) -> None:
         _emit(result)
     else:
         best = result["best"]
-        click.echo(result["verdict"] + (f": {best['name']} — {best['summary']}" if best else ""))
+        echo(result["verdict"] + (f": {best['name']} — {best['summary']}" if best else ""))
 
 
 @skill.command("load")
@@ -208,10 +213,10 @@ def skill_load(name: str, as_json: bool) -> None:
     if as_json:
         _emit(loaded.to_dict())
         return
-    click.echo(f"{loaded.name}: {loaded.summary}")
+    echo(f"{loaded.name}: {loaded.summary}")
     for number, step in enumerate(loaded.steps, 1):
-        click.echo(f"{number}. {step}")
-    click.echo("sources: " + " ".join(loaded.source_urls))
+        echo(f"{number}. {step}")
+    echo("sources: " + " ".join(loaded.source_urls))
 
 
 @skill.command("list")
@@ -228,7 +233,7 @@ def skill_list(as_json: bool) -> None:
     if not known:
         click.echo("no skills")
     for s in known:
-        click.echo(f"{s.name:<24} used {s.usage_count:<3} {s.summary}")
+        echo(f"{s.name:<24} used {s.usage_count:<3} {s.summary}")
 
 
 @cli.command()
@@ -245,7 +250,7 @@ def hygiene(as_json: bool) -> None:
     for pair in found["near_duplicates"]:
         click.echo(f"near-duplicate  {pair['a']} ~ {pair['b']} (cosine {pair['cosine']})")
     for memory in found["stale"]:
-        click.echo(
+        echo(
             f"stale           {memory['id']} (importance {memory['importance']}, "
             f"strength {memory['strength']}) {_one_line(memory['text'], 60)}"
         )

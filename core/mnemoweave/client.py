@@ -8,6 +8,8 @@ when no daemon answers.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -26,6 +28,7 @@ DAEMON_ROLE = "daemon"  # what the daemon writes into the lock file, after its p
 LOG_NAME = "logs/daemon.log"
 DEFAULT_TIMEOUT = 30.0
 PROBE_TIMEOUT = 1.0
+RETRY_FOR = 5.0  # seconds at most a request keeps trying to connect (a burst, a daemon binding)
 
 
 class DaemonError(Exception):
@@ -40,27 +43,71 @@ class DaemonError(Exception):
         self.status = status
 
 
+class Unanswered(DaemonError):
+    """The request was sent, but the daemon stopped before answering: it may have been
+    applied. A request whose records carry keys (an import, a hook event) can be sent again:
+    what is already stored is recognised, not stored twice."""
+
+
 def socket_path(home: Path | str) -> Path:
     """Where the daemon of the data dir `home` listens."""
     return Path(home) / SOCKET_NAME
 
 
+def _connect(path: Path, deadline: float) -> socket.socket:
+    """A connection to the daemon's socket. While its listen backlog is full (EAGAIN), or it
+    refuses while a daemon holds the lock (it is binding), this retries with a short backoff,
+    for at most RETRY_FOR seconds and never past `deadline`."""
+    give_up = min(deadline, time.monotonic() + RETRY_FOR)
+    pause = 0.005
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(max(0.001, deadline - time.monotonic()))
+            sock.connect(str(path))
+            return sock
+        except OSError as exc:
+            sock.close()
+            again = exc.errno == errno.EAGAIN or (
+                exc.errno == errno.ECONNREFUSED and _daemon_holds_lock(path.parent)
+            )
+            if not again or time.monotonic() + pause >= give_up:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 def _exchange(path: Path, raw: bytes, deadline: float) -> bytes:
-    """Send one request and read the whole answer (the daemon closes the connection)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    """Send one request and read the whole answer (the daemon closes the connection);
+    b"" when the connection ended without one."""
+    sock = _connect(path, deadline)
     try:
-        sock.settimeout(max(0.001, deadline - time.monotonic()))
-        sock.connect(str(path))
-        sock.sendall(raw)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(raw)  # if the daemon closed early, whatever it answered is still read
         chunks = []
         while True:
             sock.settimeout(max(0.001, deadline - time.monotonic()))
-            chunk = sock.recv(65536)
+            try:
+                chunk = sock.recv(65536)
+            except ConnectionResetError:
+                chunk = b""
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
     finally:
         sock.close()
+
+
+def encodable(value: Any) -> Any:
+    """A JSON value whose strings UTF-8 can encode: a lone surrogate (JSON's "\\ud800", or a
+    command-line argument that was not UTF-8) becomes "?"."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, list):
+        return [encodable(item) for item in value]
+    if isinstance(value, dict):
+        return {encodable(key): encodable(item) for key, item in value.items()}
+    return value
 
 
 def _parse(answer: bytes) -> tuple[int, Any]:
@@ -86,7 +133,7 @@ def request(
     Raises DaemonError when the daemon is not there, does not answer within `timeout`
     seconds, or answers with a non-2xx status (with its message).
     """
-    data = b"" if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+    data = b"" if body is None else json.dumps(encodable(body), ensure_ascii=False).encode()
     head = (
         f"{method} {path} HTTP/1.1\r\nHost: mnemoweave\r\nConnection: close\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
@@ -98,6 +145,11 @@ def request(
         raise DaemonError(f"the daemon did not answer {method} {path} in {timeout:g}s") from None
     except OSError as exc:
         raise DaemonError(f"no daemon at {where}: {exc.strerror or exc}") from None
+    if not answer:
+        raise Unanswered(
+            f"the daemon stopped before answering {method} {path.split('?')[0]}; "
+            "the request may have been applied"
+        )
     status, payload = _parse(answer)
     if not 200 <= status < 300:
         message = payload.get("error") if isinstance(payload, dict) else None
@@ -116,6 +168,11 @@ def running(home: Path | str, timeout: float = PROBE_TIMEOUT) -> bool:
     except DaemonError:
         return False
     return True
+
+
+def _daemon_holds_lock(home: Path) -> bool:
+    holder = lock_holder(home)
+    return holder is not None and holder[1] == DAEMON_ROLE
 
 
 def lock_holder(home: Path | str) -> tuple[int, str] | None:

@@ -21,6 +21,16 @@ def data_dir() -> Path:
     return Path(home).expanduser() if home else Path.home() / ".mnemoweave"
 
 
+def use_data_dir(home: str | None) -> None:
+    """`--home`: make `home` the data dir of this process and of those it starts (None:
+    keep the environment's). An empty path is refused, never taken as the current dir."""
+    if home is None:
+        return
+    if not home.strip():
+        raise InvalidInput("--home: give a directory (the path is empty)")
+    os.environ["MNEMOWEAVE_HOME"] = str(Path(home))
+
+
 @dataclass(frozen=True)
 class Config:
     """Every setting, with its default."""

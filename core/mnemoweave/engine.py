@@ -12,20 +12,14 @@ from typing import Any
 from .config import Config, data_dir, load_config
 from .errors import InvalidInput, NotFound
 from .model import Card, Classification, Hit, Memory, SessionEvent, Turn, check_kind, parse_id
-from .retrieve import (
-    MODES,
-    DenseChannel,
-    Retriever,
-    channels_for,
-    configured_channels,
-    describe,
-)
-from .store import audit, fts
+from .retrieve import MODES, DenseChannel, Retriever, channels_for, configured_channels, describe
+from .store import audit, damage, fts
 from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import sessions as sessions_table
 from .store import turns as turns_table
 from .store.db import DB_NAME, checkpoint, connect, transaction
+from .text import query_part
 from .writes import (
     TurnDraft,
     Writer,
@@ -325,7 +319,9 @@ class Engine:
         budget = self.config.weave_budget if budget is None else budget
         if budget < 1:
             raise InvalidInput(f"the budget must be at least 1 token, got {budget}")
-        return weave(self, query or "", session, project_name(project) or None, budget, record)
+        return weave(
+            self, query_part(query), session, project_name(project) or None, budget, record
+        )
 
     def capsule(self, session: str) -> dict[str, Any]:
         """The session's rolling recap (goal, latest decisions, open threads)."""
@@ -387,6 +383,7 @@ class Engine:
             raise InvalidInput(f"unknown mode {mode!r}; use one of: {', '.join(MODES)}")
         if not query or not query.strip():
             raise InvalidInput("the search query is empty")
+        query = query_part(query)
         retriever = Retriever(self.db, self.config, self.channels, self._vectors)
         scope = _project_filter(project)
         hits: list[Hit] = []
@@ -401,7 +398,7 @@ class Engine:
         return hits
 
     def _touch(self, refs: list[str]) -> None:
-        if refs:
+        if refs and damage.reason(self.db_path) is None:  # a damaged store is read, not written
             with transaction(self.db) as db:
                 memories_table.touch(db, [int(ref[2:]) for ref in refs], time.time())
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__, indexing, text
+from . import __version__, indexing, private, text
 from .plugins import failures
-from .store import fts
+from .store import damage, fts
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
@@ -98,15 +98,59 @@ def _retrieval_checks(engine: Engine, repair: bool) -> list[Check]:
     return checks
 
 
+def _private_check(home: Path, repair: bool) -> Check:
+    """Nothing under the data dir open to group or others; `repair` closes what is."""
+    if repair:
+        private.tighten(home)
+    found = private.loose(home)
+    if not found:
+        return Check("private files", True, "nothing open to group or others (0700 / 0600)")
+    top = home.resolve()
+    named = ", ".join(
+        "the data dir" if path == top else os.path.relpath(path, top) for path in found[:5]
+    )
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    fix = (
+        "their modes cannot be changed: are they another user's?"
+        if repair
+        else f"run `mnemoweave doctor --repair` (or `chmod -R go= {top}`)"
+    )
+    return Check(
+        "private files",
+        False,
+        f"{len(found)} open to group or others ({named}{more}); {fix}",
+    )
+
+
+def _integrity_check(engine: Engine) -> Check:
+    """SQLite's integrity check. A store that fails it takes no more writes until it passes
+    again (see store/damage.py), and the check says how to recover."""
+    try:
+        found = "; ".join(row[0] for row in engine.db.execute("PRAGMA integrity_check(5)"))
+    except sqlite3.DatabaseError as exc:
+        if not damage.is_corruption(exc):
+            raise
+        found = str(exc)
+    if found == "ok":
+        damage.clear(engine.db_path)
+        return Check("store integrity", True, f"{engine.db_path}: ok")
+    damage.mark(engine.db_path, found)
+    detail = f"{engine.db_path}: {found}; writes are stopped. {damage.recovery(engine.db_path)}"
+    return Check("store integrity", False, detail)
+
+
 def doctor(engine: Engine, repair: bool = False) -> list[Check]:
-    """Run every check; with `repair`, rebuild what can be rebuilt (the FTS indexes)."""
-    db = engine.db  # opening creates the data dir and applies migrations
+    """Run every check; with `repair`, fix what can be fixed (the indexes, file modes)."""
+    integrity = _integrity_check(engine)  # opening creates the data dir
     checks = [
         Check("python", sys.version_info >= (3, 11), platform.python_version()),
         Check("data dir", os.access(engine.home, os.W_OK), str(engine.home)),
+        _private_check(engine.home, repair),
+        integrity,
     ]
-    result = db.execute("PRAGMA integrity_check").fetchone()[0]
-    checks.append(Check("store integrity", result == "ok", f"{engine.db_path}: {result}"))
+    if not integrity.ok:
+        return checks  # the other checks would read a store that cannot be trusted
+    db = engine.db
     mode = db.execute("PRAGMA journal_mode").fetchone()[0]
     checks.append(Check("journal mode", mode == "wal", mode))
     wanted = [m.__name__ for m in MIGRATIONS]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import client
+from .private import restrict
 
 # Seconds each event may spend end to end. The prompt path is the one the user waits on.
 BUDGETS = {"SessionStart": 3.0, "UserPromptSubmit": 0.25, "SessionEnd": 1.0, "PreCompact": 5.0}
@@ -49,26 +50,34 @@ def log(where: Path, message: str) -> None:
         pass
 
 
-def _scrubbed(value: Any) -> Any:
-    """Every string with its secrets redacted and private spans dropped, as stored text is."""
-    from .text import clean
+# What a spooled tool call keeps: what the adapters read of it (its command or file, its
+# stderr, whether it was interrupted), never the contents the tool read or wrote.
+TOOL_KEPT = {"tool_input": ("command", "file_path"), "tool_response": ("stderr", "interrupted")}
 
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, list):
-        return [_scrubbed(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _scrubbed(item) for key, item in value.items()}
-    return value
+
+def _kept(payload: Any) -> Any:
+    if not isinstance(payload, dict):
+        return payload
+    kept = dict(payload)
+    for field, names in TOOL_KEPT.items():
+        if field in payload:
+            given = payload[field]
+            kept[field] = (
+                {k: given[k] for k in names if k in given} if isinstance(given, dict) else None
+            )
+    return kept
 
 
 def spool(where: Path, host: str, event: str, payload: Any) -> Path:
-    """Keep a payload the daemon did not take (0600, secrets redacted), for the daemon to
-    replay."""
+    """Keep a payload the daemon did not take (0600), for the daemon to replay: of a tool
+    call only what is kept of it (TOOL_KEPT), every string cleaned as stored text is
+    (secrets redacted, private spans dropped)."""
+    from .text import clean_all
+
     folder = where / SPOOL
     folder.mkdir(parents=True, exist_ok=True)
     name = f"{time.time_ns()}-{os.getpid()}.json"
-    record = {"host": host, "event": event, "payload": _scrubbed(payload)}
+    record = {"host": host, "event": event, "payload": clean_all(_kept(payload))}
     fd = os.open(folder / f".{name}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         json.dump(record, out, ensure_ascii=False)
@@ -83,7 +92,8 @@ def _deliver(where: Path, host: str, event: str, payload: Any, deadline: float) 
     try:
         return client.request(where, "POST", path, body, timeout=deadline - time.monotonic())
     except client.DaemonError as exc:
-        if exc.status is not None or client.running(where):
+        left = max(0.1, deadline - time.monotonic())  # a daemon there answers this at once
+        if exc.status is not None or client.running(where, timeout=left):
             raise  # refused, or there but slow: retrying would only spend the budget
     if not client.ensure_daemon(where, max(0.0, deadline - time.monotonic())):
         raise client.DaemonError("the daemon did not start within the hook's budget")
@@ -99,7 +109,7 @@ def run(host: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
         if len(raw) > MAX_PAYLOAD:
             log(where, f"{host} {event}: payload over {MAX_PAYLOAD} bytes, cut")
             raw = raw[:MAX_PAYLOAD]
-        payload = json.loads(raw.decode("utf-8", "replace"))
+        payload = client.encodable(json.loads(raw.decode("utf-8", "replace")))
     except (OSError, ValueError, RecursionError) as exc:
         log(where, f"{host} {event}: unreadable payload: {type(exc).__name__}: {exc}")
         return 0
@@ -127,6 +137,7 @@ def run(host: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m mnemoweave.hook HOST EVENT` (what the hook scripts run)."""
+    restrict()  # the log and the spool are the user's alone
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
         log(home(), f"hook called with {args!r}; expected HOST EVENT")

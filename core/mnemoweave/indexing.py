@@ -27,35 +27,28 @@ def _text(table: str, row) -> str:
     return row["text"]
 
 
-def _batches(engine: Engine, table: str, only: set[str] | None) -> Iterator[list]:
+def _batches(engine: Engine, table: str) -> Iterator[list]:
     batch = []
     for row in engine.db.execute(_SQL[table]):
-        ref = f"{table[0]}_{row['id']}"
-        if only is None or ref in only:
-            batch.append((ref, _text(table, row), row["project"]))
-            if len(batch) >= BATCH:
-                yield batch
-                batch = []
+        batch.append(row)
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
     if batch:
         yield batch
 
 
-def _embed_into(
-    engine: Engine,
-    channel: DenseChannel,
-    table: str,
-    only: set[str] | None,
-    progress: Callable[[str, int, int], None] | None,
-    total: int,
-) -> int:
-    done = 0
-    for batch in _batches(engine, table, only):
-        vectors = channel.embedder.embed([text for _, text, _ in batch])
-        channel.index.add(table, [r for r, _, _ in batch], vectors, [p for _, _, p in batch])
-        done += len(batch)
-        if progress:
-            progress(table, done, total)
-    return done
+def _embed_rows(engine: Engine, channel: DenseChannel, table: str, rows: list) -> None:
+    vectors = channel.embedder.embed([_text(table, row) for row in rows])
+    refs = [f"{table[0]}_{row['id']}" for row in rows]
+    channel.index.add(table, refs, vectors, [row["project"] for row in rows])
+
+
+def _rows(engine: Engine, table: str, refs: list[str]) -> list:
+    """The rows of these refs that still exist."""
+    marks = ",".join("?" * len(refs))
+    query = f"{_SQL[table]} WHERE id IN ({marks})"
+    return engine.db.execute(query, [int(ref[2:]) for ref in refs]).fetchall()
 
 
 def sqlite_refs(engine: Engine, table: str) -> set[str]:
@@ -79,23 +72,28 @@ def drift(engine: Engine) -> dict[tuple[str, str], tuple[int, int]]:
     }
 
 
-def repair(engine: Engine, limit: int | None = None) -> list[str]:
-    """Embed the rows each index lacks and drop the entries whose rows are gone.
-
-    With `limit`, an index lacking more rows than that is left as it is (a model switch
-    wants `reindex`, not a repair on the hot path). Returns what was done, one line each.
-    """
-    done = []
-    for channel, table, missing, extra in gaps(engine):
-        where = f"vector index ({channel.name}, {table})"
-        if limit is not None and len(missing) > limit:
-            done.append(f"{where}: {len(missing)} rows not embedded, over {limit}: left")
-            continue
+def repair_steps(engine: Engine, size: int = BATCH) -> Iterator[str]:
+    """Embed the rows each vector index lacks and drop the entries whose rows are gone, one
+    batch of `size` rows per step, so a caller that shares the engine (the daemon) holds
+    its lock a step at a time. A step yields "", or with an index's last batch, what was
+    done to it."""
+    for channel, table, missing, extra in list(gaps(engine)):
         channel.index.delete(table, sorted(extra))
-        _embed_into(engine, channel, table, missing, None, len(missing))
-        if missing or extra:
-            done.append(f"{where}: embedded {len(missing)}, dropped {len(extra)}")
-    return done
+        refs, embedded = sorted(missing, key=lambda ref: int(ref[2:])), 0
+        batches = [refs[start : start + size] for start in range(0, len(refs), size)] or [[]]
+        for number, batch in enumerate(batches, 1):
+            rows = _rows(engine, table, batch) if batch else []
+            if rows:  # none when they were purged meanwhile
+                _embed_rows(engine, channel, table, rows)
+                embedded += len(rows)
+            done = number == len(batches) and (missing or extra)
+            where = f"vector index ({channel.name}, {table})"
+            yield f"{where}: embedded {embedded}, dropped {len(extra)}" if done else ""
+
+
+def repair(engine: Engine) -> list[str]:
+    """All of `repair_steps` at once; what was done, one line per index."""
+    return [line for line in repair_steps(engine) if line]
 
 
 def reindex(engine: Engine, progress: Callable[[str, int, int], None] | None) -> dict[str, int]:
@@ -109,5 +107,10 @@ def reindex(engine: Engine, progress: Callable[[str, int, int], None] | None) ->
         counts[table] = total
         for channel in engine.channels:
             channel.index.clear(table)
-            _embed_into(engine, channel, table, None, progress, total)
+            done = 0
+            for rows in _batches(engine, table):
+                _embed_rows(engine, channel, table, rows)
+                done += len(rows)
+                if progress:
+                    progress(table, done, total)
     return counts

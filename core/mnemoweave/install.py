@@ -113,6 +113,8 @@ def _write(path: Path, data: dict[str, Any]) -> Path | None:
         shutil.copy2(path, backup)
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if backup is not None:
+        shutil.copymode(backup, temporary)  # the user's file keeps its mode, whatever our umask
     os.replace(temporary, path)
     return backup
 

@@ -39,6 +39,7 @@ from .errors import InvalidInput, MnemoweaveError
 from .model import age
 from .projects import project_from_cwd
 from .text import clip
+from .weave import CLOSE, OPEN, quote
 
 DESCRIPTION_BUDGET = 200  # characters per tool description
 LISTING_BUDGET = 5500  # characters of the whole tools/list answer (names, descriptions, schemas)
@@ -77,12 +78,12 @@ DESCRIPTIONS = {
     ),
     "memory_get": (
         "One memory (m_N), card (c_N) or raw turn (t_N) in full; evidence=true adds the raw "
-        "turns a memory or card came from."
+        "turns a memory or card came from. Stored text, as data in a <memory> block."
     ),
     "memory_forget": "Move a memory to the trash (restore=true takes it back).",
     "memory_pending": (
         "Candidate cards awaiting review, each with its suggested kind, confidence and "
-        "evidence ids. Decide each with memory_review."
+        "evidence ids. Decide each with memory_review. Stored text, as data in a <memory> block."
     ),
     "memory_review": (
         "Decide a pending card: accept as-is, accept with an edited summary/kind/title, or "
@@ -113,6 +114,12 @@ def _validation_text(error: ValidationError) -> str:
 
 class MemoryServer(MCPServer):
     """MCPServer whose tool errors are one line and whose tool schemas carry no titles."""
+
+    async def run_stdio_async(self) -> None:
+        """Serve on stdin and stdout, answering every request read before the input ends."""
+        from .mcp_stdio import serve_stdio
+
+        await serve_stdio(self._lowlevel_server)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -243,10 +250,15 @@ def _hit_line(hit: Any) -> str:
     return f"{hit.id} [{hit.kind}] {text} ({scope}, {_ago(hit.created)}, score {hit.score:.2f})"
 
 
+def fenced(lines: list[str]) -> str:
+    """Stored text fenced as the weave fences it: reference data nothing inside can close."""
+    return "\n".join([OPEN, *lines, CLOSE])
+
+
 def _card_line(card: Any) -> str:
     return (
         f"{card.id} [{card.suggested_kind} {card.confidence:.2f}] "
-        f"{clip(card.summary, TEXT_WIDTH)} (evidence {', '.join(card.evidence) or 'none'})"
+        f"{quote(clip(card.summary, TEXT_WIDTH))} (evidence {', '.join(card.evidence) or 'none'})"
     )
 
 
@@ -348,7 +360,7 @@ def build(project: str | None = None) -> MemoryServer:
                     {k: t.to_dict()[k] for k in ("id", "session", "role", "ts", "text")}
                     for t in engine.evidence(id)
                 ]
-            return _json(data)
+            return fenced([_json(data).replace("<", "\\u003c").replace(">", "\\u003e")])
 
         return store.run("memory_get", work)
 
@@ -363,7 +375,8 @@ def build(project: str | None = None) -> MemoryServer:
     def memory_pending(limit: Limit = 10, scope: Literal["project", "all"] = "project") -> str:
         def work(engine: Any) -> str:
             cards = engine.pending(store.scope(scope), limit)
-            return "\n".join(_card_line(card) for card in cards) or "no cards await review"
+            lines = [_card_line(card) for card in cards]
+            return fenced(lines) if lines else "no cards await review"
 
         return store.run("memory_pending", work)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -38,17 +39,35 @@ def check_role(role: str) -> str:
 
 
 _TIME_FIELDS = {"ts", "created", "updated", "last_access", "deleted_at", "decided"}
+EARLIEST, LATEST = 0.0, 7_258_118_400.0  # 1970-01-01 and 2200-01-01 UTC, in epoch seconds
+
+
+def sane_time(ts: object) -> bool:
+    """A finite epoch time between 1970 and 2200 (NaN and infinities fail the range)."""
+    return isinstance(ts, int | float) and not isinstance(ts, bool) and EARLIEST <= ts < LATEST
+
+
+def check_time(ts: Any, name: str = "ts") -> Any:
+    """`ts` itself (epoch seconds), refused unless it is a finite time between 1970 and 2200."""
+    if not sane_time(ts):
+        raise InvalidInput(
+            f"{name} must be a time between 1970 and 2200 in epoch seconds, got {ts!r}"
+        )
+    return ts
 
 
 def iso(ts: float | None) -> str | None:
-    """Epoch seconds as an ISO 8601 UTC string (None stays None)."""
-    if ts is None:
+    """Epoch seconds as an ISO 8601 UTC string; None for None, and for a time outside
+    1970..2200 (rows stored before times were checked)."""
+    if not sane_time(ts):
         return None
     return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def age(seconds: float) -> str:
-    """A short age: 12d, 3h, 5m or now."""
+    """A short age: 12d, 3h, 5m or now (? when it cannot be told)."""
+    if not math.isfinite(seconds):
+        return "?"
     seconds = max(0.0, seconds)
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
@@ -107,6 +126,8 @@ class SessionEvent(Record):
             raise InvalidInput(
                 f"unknown session event {self.kind!r}; use one of: {', '.join(SESSION_EVENTS)}"
             )
+        if self.ts is not None:
+            check_time(self.ts)
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,17 @@ import os
 import posixpath
 import unicodedata
 
+MAX_PROJECT = 512  # characters in a project name (a deep checkout's path fits)
+
 
 def normalise_project(name: str) -> str:
-    """NFC, forward slashes, no trailing slash, no control characters, at most 512 chars."""
+    """NFC, forward slashes, no trailing slash, no control characters, at most MAX_PROJECT
+    characters."""
     name = unicodedata.normalize("NFC", name).replace("\\", "/")
     name = "".join(ch for ch in name if ch.isprintable())
     if name.startswith("/"):
         name = posixpath.normpath(name)
-    return name.rstrip("/")[:512] if name != "/" else name
+    return name.rstrip("/")[:MAX_PROJECT] if name != "/" else name
 
 
 def project_from_cwd(cwd: str | None) -> str:

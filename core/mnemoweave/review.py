@@ -18,6 +18,7 @@ from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
+from .text import clean
 from .writes import Written, draft_memory
 
 if TYPE_CHECKING:
@@ -140,10 +141,11 @@ def supersede(engine: Engine, old: str, new: str, *, actor: str = "agent") -> Wr
 
 
 def reject(engine: Engine, ref: str, *, why: str = "", actor: str = "agent") -> Written:
-    """Decline a pending card; the decision (and why) is kept."""
+    """Decline a pending card; the decision (and why, cleaned as stored text is) is kept."""
     _pending_card(engine, ref)
+    why = clean(why)
     with transaction(engine.db) as db:
-        cards_table.decide(db, int(ref[2:]), "rejected", time.time(), why=why.strip() or None)
+        cards_table.decide(db, int(ref[2:]), "rejected", time.time(), why=why or None)
         audit.record(
             db, "reject", ref, {"status": "pending"}, {"status": "rejected", "why": why}, actor
         )

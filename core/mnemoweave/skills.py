@@ -72,6 +72,7 @@ def teach(
     """Save (or update) a skill; every rule it breaks is reported at once."""
     summary, steps = clean(summary or ""), [clean(step) for step in steps]
     triggers = [clean(trigger) for trigger in triggers]
+    source_urls = [clean(url) for url in source_urls]  # a URL may carry a password or a token
     problems = []
     if not NAME.match(name or ""):
         problems.append("name: lowercase letters, digits, '.', '-', '_' (at most 64)")

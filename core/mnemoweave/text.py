@@ -1,7 +1,9 @@
-"""Text handling shared by every layer: privacy, redaction, segmentation, token estimates."""
+"""Text handling shared by every layer: privacy (what may be stored, with `secrets`),
+segmentation, token estimates."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
@@ -12,54 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from .config import data_dir
+from .secrets import redact
 
-# --- privacy and redaction -------------------------------------------------------------
+# --- privacy: what may be stored ----------------------------------------------------------
 
 _PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
-
-# (label, pattern, replacement); replacements keep the non-secret part (a key's name).
-_SECRETS: list[tuple[str, re.Pattern[str], str]] = [
-    (
-        "private-key",
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?"
-            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)",
-            re.DOTALL,
-        ),
-        "[REDACTED:private-key]",
-    ),
-    (
-        "jwt",
-        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-        "[REDACTED:jwt]",
-    ),
-    ("api-key", re.compile(r"\bsk-(?:ant-|proj-|live-)?[A-Za-z0-9_\-]{16,}"), "[REDACTED:api-key]"),
-    ("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"), "[REDACTED:github-token]"),
-    ("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), "[REDACTED:github-token]"),
-    ("aws-key-id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "[REDACTED:aws-key-id]"),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "[REDACTED:slack-token]"),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), "[REDACTED:google-api-key]"),
-    ("stripe-key", re.compile(r"\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}"), "[REDACTED:stripe-key]"),
-    (
-        "bearer",
-        re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]{8,}=*"),
-        r"\1 [REDACTED:bearer]",
-    ),
-    (
-        "url-password",
-        re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.\-]*://[^:/\s@]+:)([^@\s/]+)(@)"),
-        r"\1[REDACTED:password]\3",
-    ),
-    (
-        "assignment",
-        re.compile(
-            r"(?i)\b((?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key"
-            r"|secret[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|token))"
-            r"(\s*[=:]\s*)(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;]+)"
-        ),
-        r"\1\2[REDACTED:secret]",
-    ),
-]
 
 
 def drop_private(text: str) -> str:
@@ -67,21 +26,76 @@ def drop_private(text: str) -> str:
     return _PRIVATE.sub("", text)
 
 
-def redact(text: str) -> str:
-    """Replace secrets (API keys, tokens, private keys, passwords) with labelled markers."""
-    for _label, pattern, replacement in _SECRETS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
+@functools.lru_cache(maxsize=16)
 def clean(text: str) -> str:
     """What may be stored of a text: private spans dropped, secrets redacted, trimmed.
 
-    Returns "" when nothing storable remains.
+    Returns "" when nothing storable remains. Cached: a turn's key and its stored text are
+    made from the same text one after the other.
     """
     text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates become "?"
     text = text.replace("\x00", "").replace("\r\n", "\n")
     return redact(drop_private(text)).strip()
+
+
+MAX_TEXT = 200_000  # characters stored of one turn or memory; the rest is cut, with a marker
+SLACK = 4_096  # characters cleaned beyond a cut and then not kept
+_CUT = re.compile(r"\n\[truncated: kept (\d+) of (\d+) characters\]\Z")
+
+
+def _cut_before(text: str) -> re.Match[str] | None:
+    """The marker `bounded` put at the end of a text (stored, spooled or exported)."""
+    found = _CUT.search(text, max(0, len(text) - 80))
+    return found if found is not None and found.start() <= MAX_TEXT else None
+
+
+def kept(text: str) -> str:
+    """What is kept of a text, and what a turn's key is made from: the cleaned text, at most
+    MAX_TEXT characters. Of a longer text only MAX_TEXT + SLACK characters are cleaned, and
+    the last SLACK of them are not kept: a secret or private span at the cut is recognised
+    whole, or not kept at all. A huge text costs what a long one does."""
+    cut = _cut_before(text)
+    if cut is not None:
+        text = text[: cut.start()]
+    if len(text) <= MAX_TEXT + SLACK:
+        return clean(text)[:MAX_TEXT]
+    cleaned = clean(text[: MAX_TEXT + SLACK])
+    return cleaned[: max(0, min(MAX_TEXT, len(cleaned) - SLACK))]
+
+
+def bounded(text: str) -> str:
+    """What is stored of a text: `kept(text)`, with a marker when some was cut, saying how
+    much (never silently). A text this returned comes back unchanged."""
+    body, cut = kept(text), _cut_before(text)
+    given = int(cut[2]) if cut is not None else len(text)
+    if cut is None and len(text) <= MAX_TEXT + SLACK and len(clean(text)) <= MAX_TEXT:
+        return body
+    return f"{body}\n[truncated: kept {len(body)} of {given} characters]" if body else ""
+
+
+QUERY_EDGE = 2_048  # characters a weave or search query keeps of each end of a longer text
+
+
+def query_part(query: str | None) -> str:
+    """What a query is matched by: the whole of a short one, the first and last QUERY_EDGE
+    characters of a longer one (a pasted 10 MB log costs what a paragraph does: embedding,
+    segmenting and matching all grow with the text)."""
+    query = query or ""
+    if len(query) <= 2 * QUERY_EDGE:
+        return query
+    return f"{query[:QUERY_EDGE]}\n{query[-QUERY_EDGE:]}"
+
+
+def clean_all(value: Any) -> Any:
+    """Every string of a JSON value as it would be stored (what a spooled payload keeps):
+    cleaned, at most MAX_TEXT characters; the rest as is."""
+    if isinstance(value, str):
+        return bounded(value)
+    if isinstance(value, list):
+        return [clean_all(item) for item in value]
+    if isinstance(value, dict):
+        return {key: clean_all(item) for key, item in value.items()}
+    return value
 
 
 _LOOSE_SPACE = re.compile(r"\s+(?=[^A-Za-z0-9\s])|(?<=[^A-Za-z0-9\s])\s+")

@@ -10,14 +10,16 @@ defaults for that memory (export writes one). A file without `##` headings is on
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .errors import InvalidInput
-from .model import Memory, Turn, check_kind, check_role
+from .model import Memory, Turn, check_kind, check_role, check_time, sane_time
 from .text import fingerprint
 
 
@@ -33,16 +35,23 @@ class MemoryRecord:
 
 
 def parse_time(value: Any, where: str) -> float:
-    """Epoch seconds or an ISO 8601 string (a trailing Z is UTC) -> epoch seconds."""
+    """Epoch seconds or an ISO 8601 string (a trailing Z is UTC) -> epoch seconds, between
+    1970 and 2200."""
     if isinstance(value, bool):
         raise InvalidInput(f"{where}: ts must be a number or an ISO 8601 string")
     if isinstance(value, int | float):
-        return float(value)
+        return float(_located(check_time, value, where))
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            pass
+            parsed = None
+        if parsed is not None:
+            if not 1970 <= parsed.year < 2200 or not sane_time(parsed.timestamp()):
+                raise InvalidInput(
+                    f"{where}: ts must be a time between 1970 and 2200, got {value!r}"
+                )
+            return parsed.timestamp()
     raise InvalidInput(f"{where}: ts must be a number or an ISO 8601 string, got {value!r}")
 
 
@@ -65,6 +74,19 @@ def _string(obj: dict[str, Any], name: str, where: str, required: bool = False) 
     return value
 
 
+TURN_FIELDS = ("session", "role", "text", "ts", "host", "project", "key")
+MEMORY_FIELDS = ("kind", "project", "tags", "importance")  # frontmatter; a heading's own
+SECTION_FIELDS = (*MEMORY_FIELDS, "evidence", "id")  # comment adds these (id: not kept)
+
+
+def _known(given: Any, accepted: tuple[str, ...], where: str) -> None:
+    """Refuse fields an import does not know, by name, as the API does."""
+    unknown = sorted(set(given) - set(accepted))
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        raise InvalidInput(f"{where}: unknown field(s) {names}; accepted: {', '.join(accepted)}")
+
+
 def parse_jsonl(text: str, source: str) -> list[Turn]:
     """JSONL lines `{session, role, text, ts?, host?, project?, key?}` -> turn records."""
     records = []
@@ -78,6 +100,7 @@ def parse_jsonl(text: str, source: str) -> list[Turn]:
             raise InvalidInput(f"{where}: not valid JSON ({exc.msg})") from None
         if not isinstance(obj, dict):
             raise InvalidInput(f"{where}: expected a JSON object")
+        _known(obj, TURN_FIELDS, where)
         ts = obj.get("ts")
         records.append(
             Turn(
@@ -104,12 +127,11 @@ def _split_list(value: str) -> tuple[str, ...]:
 
 
 def _apply_meta(
-    meta: dict[str, str], defaults: dict[str, Any], where: str, allowed: set[str]
+    meta: dict[str, str], defaults: dict[str, Any], where: str, allowed: tuple[str, ...]
 ) -> dict[str, Any]:
+    _known(meta, allowed, where)
     out = dict(defaults)
     for key, value in meta.items():
-        if key not in allowed:
-            continue
         if key == "kind":
             out["kind"] = _located(check_kind, value, where)
         elif key == "tags":
@@ -152,9 +174,9 @@ def _inline_meta(line: str) -> dict[str, str]:
 
 def parse_markdown(text: str, source: str) -> list[MemoryRecord]:
     """Markdown -> memory records (see the module docstring for the format)."""
-    fields_ = {"kind", "project", "tags", "importance"}
     meta, lines = _frontmatter(text.splitlines(), source)
-    defaults = _apply_meta(meta, {"kind": "fact", "project": "", "tags": ()}, source, fields_)
+    defaults = {"kind": "fact", "project": "", "tags": ()}
+    defaults = _apply_meta(meta, defaults, source, MEMORY_FIELDS)
     sections: list[tuple[str, list[str]]] = []
     preamble: list[str] = []
     for line in lines:
@@ -174,7 +196,7 @@ def parse_markdown(text: str, source: str) -> list[MemoryRecord]:
         for line in body_lines:
             inline = _inline_meta(line)
             if inline:
-                values = _apply_meta(inline, values, where, fields_ | {"evidence"})
+                values = _apply_meta(inline, values, where, SECTION_FIELDS)
             else:
                 kept.append(line)
         body = "\n".join(kept).strip()
@@ -206,12 +228,14 @@ def line_key(record: Turn, position: int) -> str:
 
 
 def turn_line(turn: Turn) -> str:
+    """A turn as a JSONL line (a time outside 1970..2200, stored before times were checked,
+    is written as null: never -Infinity, which is not JSON)."""
     return json.dumps(
         {
             "session": turn.session,
             "role": turn.role,
             "text": turn.text,
-            "ts": turn.ts,
+            "ts": turn.ts if sane_time(turn.ts) else None,
             "host": turn.host,
             "project": turn.project,
             "key": turn.key,
@@ -228,28 +252,60 @@ def project_filename(project: str) -> str:
     return f"project-{slug}-{fingerprint(project)[:8]}.md"
 
 
-def read_source(path: Path) -> list[Turn | MemoryRecord]:
-    """Parse one file by its suffix (.jsonl turns, .md memories)."""
+SUFFIXES = (".md", ".markdown", ".jsonl")
+MAX_IMPORT_BYTES = 32 * 2**20  # what one import reads in all (a daemon request holds 64 MB)
+
+
+def _read(path: Path, budget: int) -> str:
+    """A regular file's text: FIFOs and devices are refused without reading (a FIFO would
+    hang, /dev/zero never ends), and so is a file over `budget` bytes."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InvalidInput(f"{path}: not a regular file (FIFOs and devices are not imported)")
+        data = file.read(max(budget, 0) + 1)
+    if len(data) > budget:
+        raise InvalidInput(
+            f"{path}: the import is over {MAX_IMPORT_BYTES // 2**20} MB; import it in parts"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InvalidInput(f"cannot read {path}: {exc}") from None
+
+
+def read_source(path: Path, budget: int) -> list[Turn | MemoryRecord]:
+    """Parse one file by its suffix (.jsonl turns, .md memories), at most `budget` bytes."""
+    if path.suffix not in SUFFIXES:
+        raise InvalidInput(
+            f"{path}: unsupported file type (use .jsonl for turns, .md for memories)"
+        )
+    text = _read(path, budget)
     if path.suffix == ".jsonl":
         return list(parse_jsonl(text, str(path)))
-    if path.suffix in (".md", ".markdown"):
-        return list(parse_markdown(text, str(path)))
-    raise InvalidInput(f"{path}: unsupported file type (use .jsonl for turns, .md for memories)")
+    return list(parse_markdown(text, str(path)))
 
 
 def collect(path: Path) -> list[Turn | MemoryRecord]:
-    """Every record under a file or directory (directories: *.md and *.jsonl, sorted)."""
-    if path.is_dir():
-        files = sorted(
-            p for p in path.rglob("*") if p.is_file() and p.suffix in (".md", ".markdown", ".jsonl")
-        )
-        if not files:
-            raise InvalidInput(f"{path}: no .md or .jsonl files to import")
-        return [record for file in files for record in read_source(file)]
-    if not path.exists():
-        raise InvalidInput(f"{path}: no such file or directory")
-    return read_source(path)
+    """Every record under a file or directory (directories: *.md and *.jsonl, sorted), at
+    most MAX_IMPORT_BYTES in all. A symlink in a directory that leads out of it is refused."""
+    if not path.is_dir():
+        if not path.exists():
+            raise InvalidInput(f"{path}: no such file or directory")
+        return read_source(path, MAX_IMPORT_BYTES)
+    root = path.resolve()
+    files = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and not p.is_dir())
+    if not files:
+        raise InvalidInput(f"{path}: no .md or .jsonl files to import")
+    records: list[Turn | MemoryRecord] = []
+    budget = MAX_IMPORT_BYTES
+    for file in files:
+        target = file.resolve()
+        if not target.is_relative_to(root):
+            raise InvalidInput(f"{file}: a link to {target}, outside {path}; not imported")
+        records += read_source(file, budget)
+        budget -= target.stat().st_size
+    return records

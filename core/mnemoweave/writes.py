@@ -2,12 +2,14 @@
 
 Everything is checked and embedded before the write transaction opens, so bad input
 changes nothing and the write lock is held only for SQLite work. The vector index is
-derived: it is updated after the commit, and `doctor --repair` / `reindex` mend any gap.
+derived: it is updated after the commit (a failure there does not make a stored row a
+failed write), and the daemon, `doctor --repair` and `reindex` mend any gap.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -17,18 +19,21 @@ from typing import TYPE_CHECKING, Any
 from . import capsule
 from .config import Config
 from .errors import InvalidInput
-from .model import Classification, Turn, check_kind, check_role
+from .model import Classification, Turn, check_kind, check_role, check_time
+from .projects import MAX_PROJECT
 from .store import audit
 from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
-from .text import clean, content_words, fingerprint, normalise
+from .text import bounded, clean, content_words, fingerprint, normalise
 
 if TYPE_CHECKING:
     import numpy as np
 
     from .retrieve import DenseChannel
+
+log = logging.getLogger("mnemoweave")
 
 
 @dataclass(frozen=True)
@@ -100,24 +105,17 @@ def forget_turn_copies(db: sqlite3.Connection, ref: str, session: str) -> None:
 
 
 def project_name(value: str | None) -> str:
-    return " ".join((value or "").split())
+    """A project name with its whitespace collapsed; refused when longer than MAX_PROJECT."""
+    name = " ".join((value or "").split())
+    if len(name) > MAX_PROJECT:
+        raise InvalidInput(f"a project name is at most {MAX_PROJECT} characters, got {len(name)}")
+    return name
 
 
 def check_importance(value: int) -> int:
     if not 1 <= value <= 5:
         raise InvalidInput(f"importance must be between 1 and 5, got {value}")
     return value
-
-
-MAX_TEXT = 200_000  # characters stored of one turn or memory; the rest is cut, with a marker
-
-
-def bounded(text: str, given: int) -> str:
-    """The text, or its head with a marker saying how much of the `given` characters was
-    cut (never silently). Callers clean at most twice the limit: the rest goes anyway."""
-    if len(text) <= MAX_TEXT and given <= 2 * MAX_TEXT:
-        return text
-    return f"{text[:MAX_TEXT]}\n[truncated: kept {min(MAX_TEXT, len(text))} of {given} characters]"
 
 
 def _title_from(body: str, limit: int = 60) -> str:
@@ -141,12 +139,12 @@ def draft_memory(
     check_importance(importance)
     if not text or not text.strip():
         raise InvalidInput("nothing to remember: the text is empty")
-    body = bounded(clean(text[: 2 * MAX_TEXT]), len(text))
+    body = bounded(text)
     if not body:
         return None
     return MemoryDraft(
         kind=kind,
-        title=clean(title) if title else _title_from(body),
+        title=bounded(title) if title else _title_from(body),
         body=body,
         tags=tuple(dict.fromkeys(t for t in (clean(tag) for tag in tags) if t)),
         project=project_name(project),
@@ -168,14 +166,14 @@ def draft_turn(
 ) -> TurnDraft | None:
     """A checked, cleaned turn; None when only private content remains."""
     check_role(role)
+    ts = time.time() if ts is None else check_time(ts)
     if not session or not session.strip():
         raise InvalidInput("a turn needs a session id")
     if not text or not text.strip():
         raise InvalidInput("nothing to ingest: the text is empty")
-    body = bounded(clean(text[: 2 * MAX_TEXT]), len(text))
+    body = bounded(text)
     if not body:
         return None
-    ts = time.time() if ts is None else ts
     return TurnDraft(
         session.strip(),
         role,
@@ -230,10 +228,20 @@ class Writer:
         return [channel.embedder.embed(texts) for channel in self.channels]
 
     def _index(
-        self, table: str, refs: list[str], per_channel: list[np.ndarray], projects: list[str]
+        self,
+        table: str,
+        refs: list[str],
+        projects: list[str],
+        per_channel: Callable[[], list[np.ndarray]],
     ) -> None:
-        for channel, vectors in zip(self.channels, per_channel, strict=True):
-            channel.index.add(table, refs, vectors, projects)
+        """Add committed rows to each channel's vector index. They are stored whatever
+        happens here, and reported so: a failure is logged, and the daemon (or `doctor
+        --repair`) embeds them later."""
+        try:
+            for channel, vectors in zip(self.channels, per_channel(), strict=True):
+                channel.index.add(table, refs, vectors, projects)
+        except Exception:
+            log.exception("%d %s stored but not yet in the vector index", len(refs), table)
 
     # --- memories ------------------------------------------------------------------------
 
@@ -261,8 +269,8 @@ class Writer:
             self._index(
                 "memories",
                 [ref for ref, _ in fresh],
-                [vectors[positions] for vectors in per_channel],
                 [real[pos].project for pos in positions],
+                lambda: [vectors[positions] for vectors in per_channel],
             )
         return results
 
@@ -379,10 +387,13 @@ class Writer:
                 turn = self._turn(db, draft, kind, actor)
                 stored.append(turn)
                 results.append(Written("new", turn.id))
-        per_channel = self._embed([turn.text for turn in stored])
-        if per_channel:
-            refs = [turn.id for turn in stored]
-            self._index("turns", refs, per_channel, [turn.project for turn in stored])
+        if self.channels and stored:
+            self._index(
+                "turns",
+                [turn.id for turn in stored],
+                [turn.project for turn in stored],
+                lambda: self._embed([turn.text for turn in stored]),
+            )
         return results, stored
 
     def _turn(

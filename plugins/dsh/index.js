@@ -11,10 +11,12 @@
 // The daemon listens on $MNEMOWEAVE_HOME/daemon.sock (default ~/.mnemoweave/daemon.sock).
 // Every call is bounded and fails open: nothing is ever thrown into dsh, a step keeps its
 // messages, and what the daemon did not take is logged (logs/hooks.log) and spooled
-// (spool/, the records mnemoweave's own hooks write) for the daemon to store when it runs.
+// (spool/, the records mnemoweave's own hooks write) for the daemon to store when it runs,
+// once `mnemoweave redact` has cleaned it (secrets and private spans never reach the disk).
+// What it writes under the data dir is its user's only: directories 0700, files 0600.
 // Standard library only.
 
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -38,6 +40,8 @@ const MAX_ANSWER = 8 * 1024 * 1024 // bytes read of one answer
 const PROBE_MS = 200 // one look at a daemon that is starting
 const SPAWN_EVERY_MS = 30_000 // a daemon is started at most this often per data dir
 const HERE = path.dirname(fileURLToPath(import.meta.url))
+const PRIVATE_DIR = { recursive: true, mode: 0o700 } // the data dir and what is in it
+const PRIVATE_FILE = 0o600
 
 // --- where things are ------------------------------------------------------------------
 
@@ -69,66 +73,27 @@ export function daemonCommand(env = process.env) {
   }
 }
 
-// --- what may be written to disk: the same cleaning as mnemoweave.text.clean -------------
+// --- what may be written to disk: what mnemoweave would store ------------------------------
 
-// Python's \s (str.isspace) and \w, so that a spooled text is cleaned exactly as the daemon
-// cleans it (and hashes to the same turn key).
-const S =
-  '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000'
-const W = '\\p{L}\\p{N}_'
-const B = `(?<![${W}])` // \b before a word character
-const E = `(?![${W}])` // \b after a word character
-const rx = (source, flags = '') => new RegExp(source, `gu${flags}`)
+const REDACT_MS = 10_000 // one run of `mnemoweave redact`
+const MAX_REDACTED = 256 * 1024 * 1024 // bytes read back from it
 
-const PRIVATE = rx('<private>[\\s\\S]*?(?:</private>|$)', 'i')
-const SECRETS = [
-  [
-    rx(
-      '-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\\s\\S]*?' +
-        '(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)',
-    ),
-    '[REDACTED:private-key]',
-  ],
-  [rx(`${B}eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}`), '[REDACTED:jwt]'],
-  [rx(`${B}sk-(?:ant-|proj-|live-)?[A-Za-z0-9_\\-]{16,}`), '[REDACTED:api-key]'],
-  [rx(`${B}gh[pousr]_[A-Za-z0-9]{30,}`), '[REDACTED:github-token]'],
-  [rx(`${B}github_pat_[A-Za-z0-9_]{22,}`), '[REDACTED:github-token]'],
-  [rx(`${B}(?:AKIA|ASIA)[0-9A-Z]{16}${E}`), '[REDACTED:aws-key-id]'],
-  [rx(`${B}xox[abposr]-[A-Za-z0-9-]{10,}`), '[REDACTED:slack-token]'],
-  [rx(`${B}AIza[0-9A-Za-z_\\-]{35}`), '[REDACTED:google-api-key]'],
-  [rx(`${B}[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}`), '[REDACTED:stripe-key]'],
-  [rx(`${B}(bearer)[${S}]+[A-Za-z0-9\\-._~+/]{8,}=*`, 'i'), '$1 [REDACTED:bearer]'],
-  [rx(`${B}([a-zA-Z][a-zA-Z0-9+.\\-]*://[^:/${S}@]+:)([^@${S}/]+)(@)`), '$1[REDACTED:password]$3'],
-  [
-    rx(
-      `${B}((?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key` +
-        `|secret[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|token))` +
-        `([${S}]*[=:][${S}]*)("[^"\\n]*"|'[^'\\n]*'|[^${S}"',;]+)`,
-      'i',
-    ),
-    '$1$2[REDACTED:secret]',
-  ],
-]
-const EDGES = rx(`^[${S}]+|[${S}]+$`)
-const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
-
-/** What may be stored of a text: lone surrogates as "?", private spans dropped, secrets
- * redacted, trimmed. */
-export function clean(text) {
-  let value = text.replace(LONE, '?').replaceAll('\x00', '').replaceAll('\r\n', '\n')
-  value = value.replace(PRIVATE, '')
-  for (const [pattern, replacement] of SECRETS) value = value.replace(pattern, replacement)
-  return value.replace(EDGES, '')
-}
-
-/** Every string of a JSON value cleaned, as a spooled payload is. */
-export function scrubbed(value) {
-  if (typeof value === 'string') return clean(value)
-  if (Array.isArray(value)) return value.map(scrubbed)
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrubbed(item)]))
+/** The payload as mnemoweave stores text (secrets redacted, private spans dropped), from
+ * `mnemoweave redact --json`: the one rule set, in Python, cleans all that reaches the disk.
+ * Throws when mnemoweave cannot be run (nothing is spooled then). */
+export function scrubbed(payload, command = daemonCommand()) {
+  const done = spawnSync(command, ['redact', '--json'], {
+    input: JSON.stringify(payload),
+    encoding: 'utf8',
+    timeout: REDACT_MS,
+    maxBuffer: MAX_REDACTED,
+  })
+  if (done.error) throw done.error
+  if (done.status !== 0) {
+    const said = (done.stderr ?? '').trim().split('\n').at(-1)
+    throw new Error(`${command} redact failed (${done.status ?? done.signal}): ${said}`)
   }
-  return value
+  return JSON.parse(done.stdout)
 }
 
 // --- the log and the spool ---------------------------------------------------------------
@@ -138,13 +103,15 @@ const pad = (n) => String(n).padStart(2, '0')
 /** One line in logs/hooks.log (the hooks' format); never throws. */
 export function log(where, message) {
   try {
-    fs.mkdirSync(path.join(where, 'logs'), { recursive: true })
+    fs.mkdirSync(path.join(where, 'logs'), PRIVATE_DIR)
     const d = new Date()
     const stamp =
       `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}` +
       `T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
     const line = String(message).split(/\s+/).filter(Boolean).join(' ').slice(0, 500)
-    fs.appendFileSync(path.join(where, 'logs', 'hooks.log'), `${stamp} ${line}\n`)
+    fs.appendFileSync(path.join(where, 'logs', 'hooks.log'), `${stamp} ${line}\n`, {
+      mode: PRIVATE_FILE,
+    })
   } catch {
     // nowhere left to say it
   }
@@ -166,15 +133,15 @@ const EPOCH_NS = BigInt(Date.now()) * 1_000_000n - process.hrtime.bigint()
 
 /** Keep a payload the daemon did not take (0600, secrets redacted), for the daemon to
  * replay: spool/<ns>-<pid>.json, written whole under a dot name, then renamed. */
-export function spool(where, host, event, payload) {
+export function spool(where, host, event, payload, command = daemonCommand()) {
+  const record = pyJson({ host, event, payload: scrubbed(payload, command) })
   const folder = path.join(where, 'spool')
-  fs.mkdirSync(folder, { recursive: true })
-  const record = pyJson({ host, event, payload: scrubbed(payload) })
+  fs.mkdirSync(folder, PRIVATE_DIR)
   for (let attempt = 0; ; attempt++) {
     const file = `${EPOCH_NS + process.hrtime.bigint() + BigInt(attempt)}-${process.pid}.json`
     let fd
     try {
-      fd = fs.openSync(path.join(folder, `.${file}`), 'wx', 0o600)
+      fd = fs.openSync(path.join(folder, `.${file}`), 'wx', PRIVATE_FILE)
     } catch (error) {
       if (error.code === 'EEXIST' && attempt < 100) continue
       throw error
@@ -289,8 +256,8 @@ export function startDaemon(where, command = daemonCommand()) {
   spawned.set(where, Date.now())
   let out
   try {
-    fs.mkdirSync(path.join(where, 'logs'), { recursive: true })
-    out = fs.openSync(path.join(where, 'logs', 'daemon.log'), 'a')
+    fs.mkdirSync(path.join(where, 'logs'), PRIVATE_DIR)
+    out = fs.openSync(path.join(where, 'logs', 'daemon.log'), 'a', PRIVATE_FILE)
     const child = spawn(command, ['--home', where, 'serve'], {
       detached: true,
       stdio: ['ignore', out, out],
@@ -354,7 +321,7 @@ export async function deliver(where, event, payload, options = {}) {
       return null
     }
     try {
-      const file = spool(where, HOST, event, payload)
+      const file = spool(where, HOST, event, payload, command)
       log(where, `${HOST} ${event}: ${error.message}; spooled to ${path.basename(file)}`)
     } catch (problem) {
       log(where, `${HOST} ${event}: ${error.message}; could not spool: ${problem.message}`)

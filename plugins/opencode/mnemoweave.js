@@ -29,11 +29,14 @@
 // answers it starts one, detached (`$MNEMOWEAVE_BIN`, else the command recorded at install,
 // else the checkout's `.venv/bin/mnemoweave` two levels above this file, else `mnemoweave`
 // on PATH), and waits at most the rest of the budget. A payload the daemon did not take,
-// or still had in flight when OpenCode exits, is written to `$MNEMOWEAVE_HOME/spool/` as
-// `{"host", "event", "payload"}` (a temporary file renamed into place, mode 0600); the
-// daemon stores it later, and turn keys make a payload delivered twice count once.
+// or still had in flight when OpenCode exits, is cleaned by `mnemoweave redact --json`
+// (secrets and private spans never reach the disk; nothing is spooled when that cannot run)
+// and written to `$MNEMOWEAVE_HOME/spool/` as `{"host", "event", "payload"}` (a temporary
+// file renamed into place, mode 0600); the daemon stores it later, and turn keys make a
+// payload delivered twice count once. What it writes under the data dir is its user's only:
+// directories 0700, files 0600.
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -50,7 +53,11 @@ const BUDGETS_MS = {
   "experimental.session.compacting": 2000,
 };
 const DEFAULT_BUDGET_MS = 2000;
+const PRIVATE_DIR = { recursive: true, mode: 0o700 }; // the data dir and what is in it
+const PRIVATE_FILE = 0o600;
 const SPAWN_EVERY_MS = 10000; // at most one daemon start per process in this window
+const REDACT_MS = 10000; // one run of `mnemoweave redact`, before a payload is spooled
+const MAX_REDACTED = 256 * 1024 * 1024; // bytes read back from it
 const CLIENT_TIMEOUT_MS = 1000; // the message list asked of OpenCode at idle
 const MAX_TRACKED = 500; // messages remembered between idles
 const MAX_ANSWER = 4 * 1024 * 1024; // bytes read from the daemon
@@ -85,9 +92,11 @@ function stamp() {
 
 function log(where, message) {
   try {
-    fs.mkdirSync(path.join(where, "logs"), { recursive: true });
+    fs.mkdirSync(path.join(where, "logs"), PRIVATE_DIR);
     const line = String(message).split(/\s+/).filter(Boolean).join(" ").slice(0, 500);
-    fs.appendFileSync(path.join(where, "logs", "hooks.log"), `${stamp()} ${line}\n`);
+    fs.appendFileSync(path.join(where, "logs", "hooks.log"), `${stamp()} ${line}\n`, {
+      mode: PRIVATE_FILE,
+    });
   } catch {
     // nowhere left to say it
   }
@@ -95,15 +104,34 @@ function log(where, message) {
 
 let spooled = 0;
 
+// The payload as mnemoweave stores text (secrets redacted, private spans dropped), from
+// `mnemoweave redact --json`: the one rule set, in Python, cleans all that reaches the disk.
+// Throws when mnemoweave cannot be run (nothing is spooled then).
+function scrubbed(payload) {
+  const command = daemonCommand();
+  const done = spawnSync(command[0], [...command.slice(1), "redact", "--json"], {
+    input: JSON.stringify(payload),
+    encoding: "utf8",
+    timeout: REDACT_MS,
+    maxBuffer: MAX_REDACTED,
+  });
+  if (done.error) throw done.error;
+  if (done.status !== 0) {
+    const said = String(done.stderr || "").trim().split("\n").at(-1);
+    throw new Error(`${command[0]} redact failed (${done.status ?? done.signal}): ${said}`);
+  }
+  return JSON.parse(done.stdout);
+}
+
 // What hook.py's spool() writes: {"host", "event", "payload"}, whole files only, 0600.
 function spool(where, event, payload) {
+  const record = JSON.stringify({ host: HOST, event, payload: scrubbed(payload) });
   const folder = path.join(where, "spool");
-  fs.mkdirSync(folder, { recursive: true });
+  fs.mkdirSync(folder, PRIVATE_DIR);
   const ns = BigInt(Date.now()) * 1000000n + BigInt(spooled++ % 1000000);
   const name = `${ns}-${process.pid}.json`;
   const temporary = path.join(folder, `.${name}`);
-  const record = JSON.stringify({ host: HOST, event, payload });
-  fs.writeFileSync(temporary, record, { encoding: "utf8", mode: 0o600, flag: "wx" });
+  fs.writeFileSync(temporary, record, { encoding: "utf8", mode: PRIVATE_FILE, flag: "wx" });
   fs.renameSync(temporary, path.join(folder, name));
   return name;
 }
@@ -253,8 +281,8 @@ function startDaemon(where) {
   started = { at: Date.now(), exited: false };
   let out = "ignore";
   try {
-    fs.mkdirSync(path.join(where, "logs"), { recursive: true });
-    out = fs.openSync(path.join(where, "logs", "daemon.log"), "a");
+    fs.mkdirSync(path.join(where, "logs"), PRIVATE_DIR);
+    out = fs.openSync(path.join(where, "logs", "daemon.log"), "a", PRIVATE_FILE);
     const child = spawn(command[0], [...command.slice(1), "--home", where, "serve"], {
       detached: true,
       stdio: ["ignore", out, out],

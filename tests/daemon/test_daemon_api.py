@@ -165,8 +165,18 @@ def test_daemon_state_and_openapi(shared_daemon):
         ("POST", "/v1/cards/c_1/review", {"decision": "accept", "why": "no"}, 400, "why"),
         ("GET", "/v1/nowhere", None, 404, "no route GET /v1/nowhere"),
         ("DELETE", "/v1/memories", None, 405, "use POST, GET"),
+        ("POST", "/v1/turns", {"session": "s", "role": "user", "text": "x", "ts": 1e308}, 400,
+         "ts must be a time between 1970 and 2200 in epoch seconds, got 1e+308"),
+        ("POST", "/v1/turns", {"session": "s", "role": "user", "text": "x", "ts": -float("inf")},
+         400, "ts: expected number or null, got -inf"),
+        ("POST", "/v1/turns/batch", {"turns": [{"session": "s", "role": "user", "text": "x",
+         "ts": -1e15}]}, 400, "ts must be a time between 1970 and 2200"),
+        ("POST", "/v1/sessions/s1/start", {"ts": 1e300}, 400, "ts must be a time between"),
+        ("GET", "/v1/turns?start=inf", None, 400, "start: expected number or null, got inf"),
+        ("POST", "/v1/memories", {"text": "x", "project": "p" * 1000}, 400,
+         "a project name is at most 512 characters, got 1000"),
     ],
-)
+)  # fmt: skip
 def test_bad_input_is_refused_clearly(shared_daemon, method, path, body, status, words):
     got, message = refused(shared_daemon, method, path, body)
     assert got == status and words in message, message

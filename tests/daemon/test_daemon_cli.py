@@ -138,6 +138,24 @@ def test_a_waiting_writer_proceeds_once_the_lock_is_free(home):
     assert result.exit_code == 0 and result.stdout == "new m_1\n"
 
 
+def test_a_writer_waits_through_a_queue_of_holders_longer_than_the_lock_wait(home, monkeypatch):
+    """Parallel commands without a daemon: each holds the lock briefly, together longer
+    than LOCK_WAIT; the one waiting behind them writes, it does not fail."""
+    monkeypatch.setattr(remote, "LOCK_WAIT", 0.5)
+    first = StoreLock(home)
+    assert first.acquire("writer 0")
+
+    def pass_on(current: StoreLock, left: int) -> None:
+        nxt = StoreLock(home)
+        current.release()
+        if left and nxt.acquire(f"writer {left}", wait=5):
+            threading.Timer(0.3, pass_on, (nxt, left - 1)).start()
+
+    threading.Timer(0.3, pass_on, (first, 5)).start()  # held ~1.8 s in all, 0.3 s each
+    result = CliRunner().invoke(cli, ["remember", "written after the queue"])
+    assert result.exit_code == 0 and result.stdout == "new m_1\n"
+
+
 @pytest.mark.parametrize("command", [["list"], ["remember", "held while it runs"]])
 def test_in_process_commands_hold_the_lock(home, monkeypatch, command):
     seen = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -135,8 +136,9 @@ def test_with_the_daemon_down_opencode_works_and_no_turn_is_lost(opencode, fake_
     opencode.use_plugin()
     settings = {}
     if how == "it cannot start":
-        failing = opencode.root / "no-daemon"
-        failing.write_text("#!/bin/sh\nexit 1\n")
+        failing = opencode.root / "no-daemon"  # no daemon starts; what is spooled is cleaned
+        real = Path(sys.executable).with_name("mnemoweave")
+        failing.write_text(f'#!/bin/sh\n[ "$1" = redact ] && exec "{real}" "$@"\nexit 1\n')
         failing.chmod(0o755)
         settings["MNEMOWEAVE_BIN"] = str(failing)
     result = opencode.run("Remember that staging deploys need a VPN.", env=settings)

@@ -89,6 +89,7 @@ def drive(runtime, env: dict[str, str], repo: Path):
             timeout=WITHIN,
             env=env | extra | settings,
             check=False,
+            umask=0o022,  # the usual one: the plugin keeps its files private by itself
         )
         assert done.returncode == 0, done.stderr
         return [json.loads(line) for line in done.stdout.splitlines()]
@@ -192,8 +193,9 @@ def test_compaction_gets_the_session_capsule_and_a_summary_is_not_a_turn(drive, 
 
 def test_without_a_daemon_the_payloads_are_spooled_as_hooks_spool_them(drive, env, repo, tmp_path):
     home = Path(env["MNEMOWEAVE_HOME"])
-    failing = tmp_path / "no-daemon"
-    failing.write_text("#!/bin/sh\nexit 1\n")
+    failing = tmp_path / "no-daemon"  # no daemon starts; what is spooled is still cleaned
+    real = Path(sys.executable).with_name("mnemoweave")
+    failing.write_text(f'#!/bin/sh\n[ "$1" = redact ] && exec "{real}" "$@"\nexit 1\n')
     failing.chmod(0o755)
     results = drive(
         [
@@ -218,6 +220,9 @@ def test_without_a_daemon_the_payloads_are_spooled_as_hooks_spool_them(drive, en
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         record = json.loads(path.read_text())
         assert set(record) == {"host", "event", "payload"} and record["host"] == "opencode"
+    made = ("spool", "logs", "logs/hooks.log", "logs/daemon.log")
+    modes = {name: stat.S_IMODE((home / name).stat().st_mode) for name in made}
+    assert modes == dict(zip(made, (0o700, 0o700, 0o600, 0o600), strict=True))
     log = (home / "logs" / "hooks.log").read_text()
     assert "opencode chat.message:" in log and "spooled to" in log
     assert all(len(line) < 600 for line in log.splitlines())

@@ -255,6 +255,33 @@ def test_a_spooled_payload_keeps_no_secret_and_no_private_span(tmp_path):
     assert record["payload"]["session_id"] == prompt["session_id"]
 
 
+def test_a_spooled_tool_call_keeps_what_its_observation_reads_not_its_contents(engine, tmp_path):
+    from mnemoweave import hook
+    from mnemoweave.daemon.hosts import replay_spool
+
+    body = "the whole file the tool read, line after line"
+    bash = payload("PostToolUse")
+    bash["tool_input"] |= {"command": "make deploy", "content": body}
+    bash["tool_response"] |= {"stdout": body, "stderr": "make: *** [deploy] Error 2"}
+    path = hook.spool(tmp_path, "claude-code", "PostToolUse", bash)
+    kept = json.loads(path.read_text())["payload"]
+    assert body not in path.read_text()
+    assert claude_code.observation(kept) == claude_code.observation(bash)
+    assert kept["tool_response"] == {"stderr": "make: *** [deploy] Error 2", "interrupted": False}
+    hook.spool(engine.home, "claude-code", "PostToolUse", bash)
+    assert replay_spool(engine) == 1
+    (text,) = [row[0] for row in engine.db.execute("SELECT text FROM turns")]
+    assert text == "$ make deploy -> stderr: make: *** [deploy] Error 2"
+
+
+def test_an_observation_is_redacted_before_it_is_cut():
+    token = "ghp_" + "Zq8vXc4LmN8pQ2" * 3
+    command = "deploy --note " + "n" * 262 + " " + token  # the token crosses the cut
+    seen = claude_code.observation(payload("PostToolUse", tool_input={"command": command}))
+    assert len(seen) == claude_code.OBSERVATION and seen.endswith("…")
+    assert token[:12] not in seen and "[REDACTED:" in seen
+
+
 def test_a_spooled_prompt_and_its_transcript_line_are_one_turn(engine, tmp_path):
     from mnemoweave import hook
     from mnemoweave.daemon.hosts import replay_spool

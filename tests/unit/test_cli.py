@@ -175,3 +175,17 @@ def test_demo_runs(run):
     assert result.exit_code == 0
     assert "search '注释'" in result.output and "[REDACTED:api-key]" in result.output
     assert "-> merged" in result.output
+
+
+def test_redact_prints_what_would_be_stored(run):
+    token = "ghp_" + "Zq8vXc4LmN8pQ2" * 3
+    result = run("redact", input=f"DB_PASS=hunter2hunter2\n推送用 {token} <private>x</private>")
+    assert result.exit_code == 0
+    assert result.stdout == "DB_PASS=[REDACTED:secret]\n推送用 [REDACTED:github-token]\n"
+    given = {"prompt": f"use {token}", "n": [1, None, {"text": "<private>gone</private>ok"}]}
+    result = run("redact", "--json", input=json.dumps(given))
+    assert json.loads(result.stdout) == {
+        "prompt": "use [REDACTED:github-token]",
+        "n": [1, None, {"text": "ok"}],
+    }
+    assert run("redact", "--json", input="not json").exit_code == 2

@@ -163,7 +163,7 @@ def test_status_counts(engine):
     status = engine.status()
     assert status["counts"] == {"turns": 1, "memories": 1, "cards": 0, "skills": 0}
     assert status["data_dir"] == str(engine.home)
-    assert status["versions"]["schema"] == "m007_woven"
+    assert status["versions"]["schema"] == "m008_private_files"
     sizes = status["sizes"]
     assert sizes["db_bytes"] > 0
     assert 0 <= sizes["vector_index_bytes"] < sizes["data_dir_bytes"]
@@ -171,7 +171,7 @@ def test_status_counts(engine):
 
 
 def test_a_huge_turn_is_stored_cut_with_a_marker_never_dropped(engine):
-    from mnemoweave.writes import MAX_TEXT
+    from mnemoweave.text import MAX_TEXT
 
     huge = "以后日志都用英文。" + "x" * (10 * 1024 * 1024)
     written = engine.ingest("s", "user", huge)

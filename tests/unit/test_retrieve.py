@@ -164,23 +164,23 @@ def test_index_drift_is_reported_and_repaired(hybrid):
     assert ids(hybrid.search("upload timeouts", source="turns", mode="dense")) == ["t_1"]
 
 
-def test_a_repair_with_a_limit_mends_small_gaps_and_leaves_large_ones(hybrid):
-    from mnemoweave.indexing import drift, repair
+def test_a_repair_goes_a_batch_at_a_time_and_mends_any_gap(hybrid):
+    from mnemoweave.indexing import drift, repair, repair_steps
 
-    for n in range(3):
+    for n in range(5):
         hybrid.ingest("s", "user", f"upload timeouts, attempt {n}")
     hybrid.remember("Deploy with make deploy")
-    hybrid.index.delete("turns", ["t_1", "t_2", "t_3"])
+    hybrid.index.delete("turns", ["t_1", "t_2", "t_3", "t_4", "t_5"])
     hybrid.index.delete("memories", ["m_1"])
     hybrid.index.add("memories", ["m_99"], np.ones((1, 16), np.float32) / 4, [""])
-    assert repair(hybrid, limit=2) == [
-        "vector index (concepts, memories): embedded 1, dropped 1",
-        "vector index (concepts, turns): 3 rows not embedded, over 2: left",
-    ]
-    assert drift(hybrid) == {("concepts", "memories"): (0, 0), ("concepts", "turns"): (3, 0)}
-    assert repair(hybrid, limit=3) == ["vector index (concepts, turns): embedded 3, dropped 0"]
+    steps = repair_steps(hybrid, size=2)
+    assert next(steps) == "vector index (concepts, memories): embedded 1, dropped 1"
+    assert next(steps) == ""  # turns: the first two
+    assert drift(hybrid)[("concepts", "turns")] == (3, 0)
+    hybrid.purge("t_4")  # between two steps the store is the callers' own
+    assert list(steps) == ["", "vector index (concepts, turns): embedded 4, dropped 0"]
     assert drift(hybrid) == {("concepts", "memories"): (0, 0), ("concepts", "turns"): (0, 0)}
-    assert repair(hybrid, limit=3) == []
+    assert repair(hybrid) == []
 
 
 def test_purge_removes_the_vector_and_reindex_rebuilds(hybrid):

@@ -64,6 +64,14 @@ def test_reject_is_remembered_with_its_reason(session):
     assert session.status()["counts"]["memories"] == 0
 
 
+def test_a_reason_is_stored_with_its_secrets_redacted(session):
+    token = "ghp_" + "Zq8vXc4LmN8pQ2" * 3
+    session.review("c_1", "reject", why=f"it leaks {token} <private>my diary</private>")
+    (why,) = session.db.execute("SELECT why FROM cards WHERE id = 1").fetchone()
+    (audit,) = session.db.execute("SELECT after FROM audit WHERE action = 'reject'").fetchone()
+    assert why == "it leaks [REDACTED:github-token]" and json.loads(audit)["why"] == why
+
+
 def test_pending_cards_are_counted_in_the_nudge_never_woven_as_knowledge(session):
     woven = session.weave("httpx timeout upload hang", project="up")
     assert not [line for line in woven.knowledge if line.ref.startswith("m_")]

@@ -41,6 +41,16 @@ def test_teach_check_load_list(engine):
     assert "git-release — Tag and push a release" in text and "git tag" not in text
 
 
+def test_a_source_url_keeps_no_password_or_token(engine):
+    token = "Zq8vXc4LmN8pQ2" * 3
+    url = f"https://wiki:hunter2hunter2@wiki.example.com/p?access_token={token}&page=2"
+    taught = skills.teach(engine, "leaky", **(RELEASE | {"source_urls": [url]}))
+    assert taught.source_urls == (
+        "https://wiki:[REDACTED:password]@wiki.example.com/p?access_token=[REDACTED:secret]&page=2",
+    )
+    assert skills.load(engine, "leaky").source_urls == taught.source_urls
+
+
 def test_skill_cli(mnemoweave_home):
     runner = CliRunner()
     args = [

@@ -18,9 +18,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model import SessionEvent, Turn
+from ..model import SessionEvent, Turn, sane_time
 from ..projects import project_from_cwd
-from ..text import clip
+from ..text import clean, clip
 from . import payloads
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def observation(payload: dict[str, Any]) -> str:
             outcome = " -> stderr: " + errors.strip().splitlines()[-1]
         elif response.get("interrupted"):
             outcome = " -> interrupted"
-    return clip(f"$ {command}{outcome}", OBSERVATION)
+    return clip(clean(f"$ {command}{outcome}"), OBSERVATION)  # redacted before it is cut
 
 
 def events(event: str, payload: dict[str, Any]) -> list[Turn | SessionEvent]:
@@ -150,10 +150,13 @@ def _said(message: Any) -> str:
 
 
 def _time(value: Any) -> float | None:
+    """A transcript line's time; None (stored as read now) when it is missing or not a time
+    between 1970 and 2200."""
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
-    except ValueError:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except (ValueError, OverflowError):
         return None
+    return when if sane_time(when) else None
 
 
 def transcript_turns(lines: Iterable[str]) -> list[Turn]:

@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from ..errors import InvalidInput
-from ..text import clean
+from ..text import kept
 
 
 def checked(host: str, events: tuple[str, ...], event: str, payload: Any) -> dict[str, Any]:
@@ -38,7 +38,8 @@ def session(payload: dict[str, Any], name: str) -> str:
 
 
 def said_digest(*parts: object, text: str) -> str:
-    """A short hash of what was said (cleaned, as it is stored and spooled) and where: the
-    hook, the transcript and the spool report the same message under the same key."""
+    """A short hash of what was said (what is kept of it: cleaned and bounded, as it is
+    stored and spooled) and where: the hook, the transcript and the spool report the same
+    message under the same key, and a huge message costs no more than a long one."""
     head = "".join(f"{part}\x00" for part in parts).encode()
-    return hashlib.sha256(head + clean(text).encode("utf-8", "replace")).hexdigest()[:24]
+    return hashlib.sha256(head + kept(text).encode("utf-8", "replace")).hexdigest()[:24]

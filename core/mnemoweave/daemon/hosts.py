@@ -23,6 +23,7 @@ from typing import Any
 from .. import adapters
 from ..adapters import claude_code
 from ..errors import MnemoweaveError
+from ..store.damage import StoreDamaged
 from .routes import Context, Route, add
 from .schema import ANY, OBJECT, STR, one_of
 
@@ -50,11 +51,14 @@ def replay_spool(engine: Any) -> int:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n[0] != ".")
     except FileNotFoundError:
         return 0
-    for name in names:
+    for done, name in enumerate(names):
         path = folder / name
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
             adapters.handle(engine, record["host"], record["event"], record["payload"])
+        except StoreDamaged as exc:  # kept for when the store is mended
+            log.error("the spool is kept: %s", exc)
+            return done
         except (ValueError, KeyError, TypeError, MnemoweaveError) as exc:
             log.warning("spooled %s refused: %s", name, exc)
             (folder / REJECTED).mkdir(exist_ok=True)

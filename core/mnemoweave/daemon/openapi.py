@@ -51,11 +51,12 @@ DAEMON_STATE = {
     "required": ["pid", "started", "uptime", "socket", "requests", "last_error"],
 }
 ERROR = {"type": "object", "properties": {"error": STR}, "required": ["error"]}
-ERRORS = {"400": "BadInput", "404": "NotFound", "500": "Failure"}
+ERRORS = {"400": "BadInput", "404": "NotFound", "500": "Failure", "503": "Damaged"}
 ERROR_TEXT = {
     "BadInput": "Bad input: a malformed, unknown or missing field, or a refusal",
     "NotFound": "No such record or route",
     "Failure": "Unexpected failure (logged in logs/daemon.log)",
+    "Damaged": "The store file is damaged: writes are stopped (`mnemoweave doctor`)",
 }
 
 

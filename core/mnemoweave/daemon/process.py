@@ -16,7 +16,7 @@ from pathlib import Path
 from ..client import DAEMON_ROLE, LOCK_NAME, lock_holder
 
 PID_NAME = "daemon.pid"
-LOCK_WAIT = 10.0  # seconds an in-process command waits for the lock before giving up
+LOCK_WAIT = 10.0  # seconds an in-process command waits on one holder of the lock
 STOP_WAIT = 10.0
 
 

@@ -118,14 +118,16 @@ def open_store(
     command: str = "mnemoweave", *, local: bool = False, wait: float | None = None
 ) -> Iterator[Any]:
     """A RemoteEngine when the daemon answers; otherwise the Engine, in-process, while this
-    process holds the one-writer lock (waiting at most `wait` seconds, default LOCK_WAIT).
+    process holds the one-writer lock. It waits while the lock passes from writer to writer
+    (parallel commands queue up), and gives up when one holder keeps it `wait` seconds
+    (default LOCK_WAIT).
 
     `local` commands need the store to themselves: they refuse while a daemon runs.
     """
     wait = LOCK_WAIT if wait is None else wait
     home = data_dir()
     lock = StoreLock(home)
-    deadline = time.monotonic() + wait
+    holder, deadline = None, time.monotonic() + wait
     while True:
         if client.running(home):
             if local:
@@ -137,7 +139,9 @@ def open_store(
             return
         if lock.acquire(command, wait=0):
             break
-        if time.monotonic() >= deadline:
+        if (now := client.lock_holder(home)) != holder:  # passed on: the queue moves
+            holder, deadline = now, time.monotonic() + wait
+        elif time.monotonic() >= deadline:
             raise DaemonError(
                 f"the store is busy: {holder_text(home)} holds {lock.path} "
                 f"(waited {wait:g}s); try again, or `mnemoweave stop` a daemon that hangs"

@@ -23,8 +23,10 @@ from importlib import import_module
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from ..client import encodable
 from ..errors import InvalidInput, MnemoweaveError, NotFound
 from ..model import SESSION_EVENTS, SessionEvent, Turn
+from ..store.damage import StoreDamaged
 from ..wire import decode, encode
 from .schema import (
     ANY,
@@ -334,18 +336,7 @@ def _body(raw: bytes) -> dict[str, Any]:
         raise ApiError(400, "the request body is nested too deeply") from None
     if not isinstance(data, dict):
         raise ApiError(400, "the request body must be a JSON object")
-    return _encodable(data)
-
-
-def _encodable(value: Any) -> Any:
-    """JSON may carry lone surrogates ("\\ud800") that no store can encode: they become "?"."""
-    if isinstance(value, str):
-        return value.encode("utf-8", "replace").decode("utf-8")
-    if isinstance(value, list):
-        return [_encodable(item) for item in value]
-    if isinstance(value, dict):
-        return {_encodable(key): _encodable(item) for key, item in value.items()}
-    return value
+    return encodable(data)
 
 
 def arguments(route: Route, path_values: dict[str, str], query: str, raw: bytes) -> dict:
@@ -393,6 +384,8 @@ def respond(ctx: Context, method: str, target: str, raw: bytes) -> tuple[int, An
         return 200, result if route.raw else {"result": encode(result)}
     except ApiError as exc:
         return exc.status, {"error": str(exc)}
+    except StoreDamaged as exc:  # a hook spools what it could not store
+        return 503, {"error": str(exc)}
     except NotFound as exc:
         return 404, {"error": str(exc)}
     except MnemoweaveError as exc:

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import socketserver
 import threading
 import time
@@ -27,6 +28,8 @@ from .. import __version__
 from ..client import DAEMON_ROLE, LOG_NAME, DaemonError, lock_holder, socket_path
 from ..config import load_config
 from ..model import Turn
+from ..private import make_dir
+from ..secrets import redact
 from . import tcp
 from .process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
 from .routes import ApiError, Context, respond
@@ -34,7 +37,7 @@ from .routes import ApiError, Context, respond
 log = logging.getLogger("mnemoweave.daemon")
 MAX_BODY = 64 * 1024 * 1024
 SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes on Linux (104 on macOS), NUL included
-MEND_LIMIT = 2000  # rows a daemon embeds at start to close a gap in its vector index
+MEND_PAUSE = 0.01  # seconds the mending thread lets requests have the engine between batches
 TICK = 0.1  # how often the main thread looks at the stop flag and the idle timer
 
 
@@ -155,6 +158,7 @@ class _TcpHandler(_Handler):
 class _Serving(socketserver.ThreadingMixIn):
     daemon_threads = False  # in-flight requests finish before the daemon exits
     block_on_close = True
+    request_queue_size = socket.SOMAXCONN  # a burst of hooks and CLI calls waits, not fails
     state: DaemonState
     ctx: Context
 
@@ -178,8 +182,10 @@ class _TcpServer(_Serving, socketserver.TCPServer):
 
 
 def warm(engine: Any) -> None:
-    """Load now what the first call would: store, models and index, jieba, the classifier."""
+    """Load now what the first call would: store, models and index, jieba, the classifier,
+    the secret detection."""
     engine.retrieval_mode()  # opens the store, loads the models and their vector indexes
+    redact("warm up")
     engine.classify(Turn("warm-up", "user", "warm up 预热"))
     engine.search("warm up 预热", k=1, touch=False)
     engine.weave("")
@@ -196,16 +202,29 @@ def _bind(where: Path, state: DaemonState, ctx: Context) -> _Server:
     return server
 
 
-def _mend(ctx: Context) -> None:
-    """After a crash the vector index may lack the rows committed just before it (SQLite
-    commits first): embed them now, once, while the daemon already serves. A gap over
-    MEND_LIMIT rows (a model switch, say) is left to `reindex`; `doctor` reports it."""
-    from ..indexing import repair
+def _mend(ctx: Context, stop: _Stop) -> None:
+    """After a crash the store may be damaged: SQLite's quick check finds it (and stops
+    writes into it). And the vector index may lack the rows committed just before the crash
+    (SQLite commits first), however many: they are embedded while the daemon serves, a
+    batch at a time under the engine lock, so requests are answered in between. A daemon
+    stopping first leaves the rest to the next one; `doctor` reports the gap meanwhile."""
+    from ..indexing import repair_steps
+    from ..store import damage
 
     try:
-        with ctx.lock:
-            for line in repair(ctx.engine, limit=MEND_LIMIT):
+        found = damage.check(ctx.engine.db_path)  # no engine lock: requests go on
+        if found != "ok":
+            log.error("the store is damaged (%s): writes are stopped", found)
+            return
+        steps = repair_steps(ctx.engine)
+        while not stop.reason:
+            with ctx.lock:
+                line = next(steps, None)
+            if line is None:
+                return
+            if line:
                 log.info("%s", line)
+            time.sleep(MEND_PAUSE)  # a lock just released is not fair: let waiters in
     except Exception:
         log.exception("mending the vector index failed")
 
@@ -259,7 +278,7 @@ def serve(home: Path, echo: Callable[[str], None] = print) -> None:
     stop = _Stop()
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        make_dir(home)
         where = socket_path(home)
         if len(os.fsencode(where)) > SOCKET_PATH_MAX:
             raise DaemonError(
@@ -310,7 +329,7 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
             )
             for server in servers
         ]
-        threads.append(threading.Thread(target=_mend, args=(ctx,), name="mend"))
+        threads.append(threading.Thread(target=_mend, args=(ctx, stop), name="mend"))
         for thread in threads:
             thread.start()
         try:

@@ -1,4 +1,5 @@
-"""Opening the SQLite store: WAL mode, foreign keys, migrations applied on open."""
+"""Opening the SQLite store: WAL mode, foreign keys, migrations applied on open, files
+private to their owner."""
 
 from __future__ import annotations
 
@@ -7,15 +8,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..private import make_dir, restrict
+from . import damage
 from .migrations import migrate
 
 DB_NAME = "mnemoweave.sqlite"
 
 
+class Store(sqlite3.Connection):
+    """A connection to the store that knows its file (writes stop while it is damaged)."""
+
+    path: Path
+
+
 def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating if needed) the store at `path` and bring its schema up to date."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
+    """Open (creating if needed) the store at `path` and bring its schema up to date. What
+    this process creates from then on is owner-only, as the store's own files are."""
+    restrict()
+    make_dir(path.parent)
+    db = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=10.0, factory=Store
+    )
+    db.path = path
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
@@ -28,14 +42,22 @@ def connect(path: Path) -> sqlite3.Connection:
 
 @contextmanager
 def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One write transaction: committed on success, rolled back on any error."""
+    """One write transaction: committed on success, rolled back on any error. Refused while
+    the store is damaged; SQLite finding it corrupt here marks it so (see damage.py)."""
+    path = getattr(db, "path", None)
+    why = damage.reason(path) if path else None
+    if why:
+        raise damage.refusal(why)
     db.execute("BEGIN IMMEDIATE")
     try:
         yield db
-    except BaseException:
-        db.execute("ROLLBACK")
+        db.execute("COMMIT")
+    except BaseException as exc:
+        if path and damage.is_corruption(exc):
+            damage.mark(path, str(exc))
+        if db.in_transaction:
+            db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")
 
 
 def checkpoint(db: sqlite3.Connection) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -188,6 +189,17 @@ def m007_woven(db: sqlite3.Connection) -> None:
     )
 
 
+def m008_private_files(db: sqlite3.Connection) -> None:
+    """The data dir and everything in it owner-only (0700 / 0600), as new files now are:
+    earlier versions left them open to every local user. A migration, so it happens once
+    per store; `doctor` checks the modes from then on and `doctor --repair` fixes them."""
+    from ..private import tighten
+
+    path = db.execute("PRAGMA database_list").fetchone()["file"]
+    if path:  # an in-memory store has no data dir
+        tighten(Path(path).parent)
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
@@ -196,6 +208,7 @@ MIGRATIONS: list[Migration] = [
     m005_turn_distilled,
     m006_stemmed_fts,
     m007_woven,
+    m008_private_files,
 ]
 
 

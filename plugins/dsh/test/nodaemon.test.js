@@ -7,7 +7,17 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, test } from 'node:test'
 
-import { budget, clean, dataDir, daemonCommand, mount, pyJson, spool } from '../index.js'
+import {
+  budget,
+  dataDir,
+  daemonCommand,
+  log,
+  mount,
+  pyJson,
+  scrubbed,
+  spool,
+  startDaemon,
+} from '../index.js'
 import { fakeContext, logLines, makeHome, preStepCall, recorded, spooled } from './helpers.js'
 
 const T = { timeout: 15_000 }
@@ -95,13 +105,10 @@ test('a spooled payload keeps no secret and no private span', T, async () => {
   }
 })
 
-test('the cleaning matches the daemon on the usual secrets', () => {
-  assert.equal(clean('  token = "abc123"\r\n'), 'token = [REDACTED:secret]')
-  assert.equal(clean('Authorization: Bearer abcdefgh12345678'), 'Authorization: Bearer [REDACTED:bearer]')
-  assert.equal(clean('postgres://me:hunter2@db/x'), 'postgres://me:[REDACTED:password]@db/x')
-  assert.equal(clean('a <PRIVATE>hidden'), 'a')
-  assert.equal(clean('中sk-ant-' + 'x'.repeat(20)), '中sk-ant-' + 'x'.repeat(20)) // no word boundary
-  assert.equal(clean('AKIAABCDEFGHIJKLMNOP'), '[REDACTED:aws-key-id]')
+test('what is spooled is cleaned by mnemoweave itself (`mnemoweave redact --json`)', () => {
+  const payload = { text: '  token = "abc123"\r\n', n: 3, more: ['a <PRIVATE>hidden', null] }
+  assert.deepEqual(scrubbed(payload), { text: 'token = "[REDACTED:secret]"', n: 3, more: ['a', null] })
+  assert.throws(() => scrubbed(payload, path.join(home, 'nope')), /ENOENT/)
 })
 
 test('pyJson writes what Python json.dumps(ensure_ascii=False) writes', () => {
@@ -121,10 +128,29 @@ test('spool writes whole files only, under fresh names', () => {
   assert.deepEqual(spooled(home), [path.basename(first), path.basename(second)])
 })
 
+test('what it writes under the data dir is owner-only, even with umask 022', () => {
+  const where = path.join(home, 'fresh') // made by the bridge itself
+  const umask = process.umask(0o022)
+  try {
+    const spooledFile = spool(where, 'dsh', 'turn-end', { session_id: 's' })
+    log(where, 'a line')
+    assert.ok(startDaemon(where, 'true'))
+    const mode = (file) => fs.statSync(file).mode & 0o777
+    const logs = path.join(where, 'logs')
+    assert.deepEqual([where, logs, path.join(where, 'spool')].map(mode), [0o700, 0o700, 0o700])
+    const files = [spooledFile, path.join(logs, 'hooks.log'), path.join(logs, 'daemon.log')]
+    assert.deepEqual(files.map(mode), [0o600, 0o600, 0o600])
+  } finally {
+    process.umask(umask)
+  }
+})
+
 test('with no daemon it starts one, waits what is left of the budget, then spools', T, async () => {
   const marker = path.join(home, 'started')
   const script = path.join(home, 'fake-mnemoweave')
-  fs.writeFileSync(script, `#!/bin/sh\necho "$@" >> '${marker}'\n`, { mode: 0o755 })
+  const real = daemonCommand() // what cleans the payloads it spools
+  const fake = `#!/bin/sh\n[ "$1" = redact ] && exec '${real}' "$@"\necho "$@" >> '${marker}'\n`
+  fs.writeFileSync(script, fake, { mode: 0o755 })
   const { bridge, on } = mounted({ startDaemon: true, command: script, budgets: { 'turn-end': 400 } })
   const { session, events } = recorded('dsh/session-turn.json')
   const began = Date.now()
@@ -147,7 +173,8 @@ test('a missing mnemoweave executable is logged, never thrown', T, async () => {
   await bridge.settled()
   await new Promise((r) => setTimeout(r, 50))
   assert.ok(logLines(home).some((line) => line.includes('could not start') && line.includes('ENOENT')))
-  assert.equal(readSpool().length, 1)
+  assert.ok(logLines(home).some((line) => line.includes('could not spool')))
+  assert.equal(readSpool().length, 0) // nothing reaches the disk that mnemoweave did not clean
 })
 
 test('budgets: the config, else MNEMOWEAVE_HOOK_BUDGET_MS for the pre-step, else defaults', () => {

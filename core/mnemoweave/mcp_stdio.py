@@ -1,0 +1,80 @@
+"""The MCP server's stdio transport: the MCP SDK's, except that every request read before
+the input ended gets its answer (a batch piped in ends with EOF right after its last
+request), and that stray output of the server's own code goes to stderr, not the wire."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from io import TextIOWrapper
+from typing import Any
+
+import anyio
+from mcp.server.stdio import stdio_server
+
+DRAIN_WITHIN = 600.0  # seconds the answers to the last requests may take once input ended
+
+
+class Exchange:
+    """The requests read and not yet answered. At the end of the input the server waits
+    until each is answered (at most DRAIN_WITHIN seconds), so a batch piped in gets every
+    reply, the last one too."""
+
+    def __init__(self) -> None:
+        self.open: set[str] = set()
+
+    @staticmethod
+    def _id(line: str, request: bool) -> str | None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(message, dict) or "id" not in message:
+            return None
+        return json.dumps(message["id"]) if ("method" in message) == request else None
+
+    def asked(self, line: str) -> None:
+        if (key := self._id(line, request=True)) is not None:
+            self.open.add(key)
+
+    def answered(self, line: str) -> None:
+        if (key := self._id(line, request=False)) is not None:
+            self.open.discard(key)
+
+    async def lines(self, source: Any) -> Any:
+        """The lines of `source`; at its end, once what they asked is answered."""
+        async for line in source:
+            self.asked(line)
+            yield line
+        with anyio.move_on_after(DRAIN_WITHIN):
+            while self.open:
+                await anyio.sleep(0.01)
+
+
+class _Output:
+    def __init__(self, target: Any, exchange: Exchange) -> None:
+        self.target, self.exchange, self.written = target, exchange, []
+
+    async def write(self, text: str) -> None:
+        await self.target.write(text)
+        self.written.append(text)
+
+    async def flush(self) -> None:
+        await self.target.flush()
+        for text in self.written:
+            self.exchange.answered(text)
+        self.written.clear()
+
+
+async def serve_stdio(server: Any) -> None:
+    """Run the SDK's low-level `server` on stdin and stdout until the input ends and every
+    request read is answered."""
+    wire = os.fdopen(os.dup(sys.stdout.fileno()), "wb")  # the protocol's own stdout
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints miss the wire
+    exchange = Exchange()
+    given = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    stdin = exchange.lines(anyio.wrap_file(given))
+    stdout = _Output(anyio.wrap_file(TextIOWrapper(wire, encoding="utf-8")), exchange)
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
