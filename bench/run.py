@@ -20,6 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from mnemoweave.embed import models_dir
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 BENCHMARKS = (
@@ -38,8 +40,8 @@ BENCHMARKS = (
 )
 # A benchmark whose module has another name (tests/e2e is a package of its own).
 MODULES = {"e2e": "reach"}
-# Models are read from the caller's data dir (read-only) before the run swaps in its own.
-MODELS = Path(os.environ.get("MNEMOWEAVE_HOME", Path.home() / ".mnemoweave")) / "models"
+# Models are read (never written) from the shared models cache; each run has its own data dir.
+MODELS = models_dir()
 DEFAULT_EMBEDDER = "use-m3"  # the default configuration's model(s): main[,second]
 
 

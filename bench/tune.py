@@ -20,6 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mnemoweave.embed import models_dir
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench"
@@ -160,7 +162,7 @@ def main() -> None:
     parser.add_argument(
         "--models",
         type=Path,
-        default=Path(os.environ.get("MNEMOWEAVE_HOME", Path.home() / ".mnemoweave")) / "models",
+        default=models_dir(),
     )
     parser.add_argument("--candidates", type=int, default=50)
     parser.add_argument("--cache", type=Path, help="pickle of collected candidates to reuse")

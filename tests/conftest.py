@@ -17,12 +17,22 @@ def engine(mnemoweave_home: Path):
 
 
 @pytest.fixture(scope="session")
-def built_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
-    """A data dir with both built-in models built (and their build results)."""
+def built_models(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
+    """A models cache with both built-in models built (and their build results), built from
+    the data dir beside it (`../home`, which keeps the build's downloads)."""
     from mnemoweave.embed import build_models
 
-    home = tmp_path_factory.mktemp("models-home")
+    root = tmp_path_factory.mktemp("built")
+    models = root / "models"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MNEMOWEAVE_HOME", str(home))
+        mp.setenv("MNEMOWEAVE_HOME", str(root / "home"))
+        mp.setenv("MNEMOWEAVE_MODELS", str(models))
         results = {r.name: r for r in build_models(["use-m3", "e5-small"])}
-    yield home, results
+    yield models, results
+
+
+@pytest.fixture
+def real_models(built_models: tuple[Path, dict], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test, and the processes it starts, use the session's built models."""
+    monkeypatch.setenv("MNEMOWEAVE_MODELS", str(built_models[0]))
+    return built_models[0]

@@ -10,11 +10,13 @@ from typing import Any
 
 import click
 
+from .cli_scope import scope_options
 from .client import DaemonError
 from .config import load_config, use_data_dir
 from .errors import MnemoweaveError
-from .model import MEMORY_KINDS, ROLES, Memory, age
+from .model import MEMORY_KINDS, ROLES, Memory, age, counted, listed
 from .private import restrict
+from .projects import display_name
 from .terminal import echo, shown
 from .text import clip
 
@@ -80,7 +82,7 @@ def _explain_line(explain: dict[str, Any]) -> str:
 
 
 def _memory_line(memory: Memory) -> str:
-    scope = memory.project or "global"
+    scope = display_name(memory.project)
     return (
         f"{memory.id}  [{memory.kind}] {_one_line(memory.body)}  ({scope}, {_age(memory.updated)})"
     )
@@ -106,7 +108,7 @@ def cli(home: str | None) -> None:
 @cli.command()
 @click.argument("text", required=False)
 @kind_option
-@click.option("--project", "-p", default="", help="Project scope ('' = global).")
+@scope_options
 @click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--importance", "-i", type=click.IntRange(1, 5), help="1 (trivia) to 5 (rule).")
 @click.option("--title", help="Short title (default: the first line).")
@@ -141,7 +143,7 @@ def remember(
 @cli.command()
 @click.argument("query")
 @click.option("-k", "k", type=int, help="How many hits (default from config: search_k).")
-@click.option("--project", "-p", help="Only this project and global memories.")
+@scope_options
 @kind_option
 @click.option(
     "--in",
@@ -159,20 +161,26 @@ def remember(
     help="Channels to use.",
 )
 @click.option("--explain", is_flag=True, help="Show each channel's contribution.")
+@click.option("--compact", is_flag=True, help="The matching sentences only (`get ID`: whole).")
 @json_option
 def search(
     query: str,
     k: int | None,
-    project: str | None,
+    project: str,
     kind: str | None,
     source: str,
     mode: str,
     explain: bool,
+    compact: bool,
     as_json: bool,
 ) -> None:
     """Find memories (or raw turns) matching QUERY, in Chinese or English."""
+    from .snippets import compact as brief
+
     with _engine() as engine:
-        hits = engine.search(query, k=k, project=project, kind=kind, source=source, mode=mode)
+        hits = listed(
+            engine.search(query, k=k, project=project, kind=kind, source=source, mode=mode)
+        )
         retrieval = engine.retrieval_mode()
     if as_json:
         rows = []
@@ -181,6 +189,8 @@ def search(
             details = row.pop("extra")
             explained = details.pop("explain")
             row.update(details)
+            if compact:
+                row["snippet"] = brief(row.pop("text"), query)
             if explain:
                 row["explain"] = explained
             rows.append(row)
@@ -191,11 +201,9 @@ def search(
     if not hits:
         click.echo("no hits")
     for hit in hits:
-        scope = hit.project or "global"
-        echo(
-            f"{hit.id}  {hit.score:6.3f}  [{hit.kind}] {_one_line(hit.text)}  "
-            f"({scope}, {_age(hit.created)})"
-        )
+        scope = display_name(hit.project)
+        text = brief(hit.text, query) if compact else _one_line(hit.text)
+        echo(f"{hit.id}  {hit.score:6.3f}  [{hit.kind}] {text}  ({scope}, {_age(hit.created)})")
         if explain:
             click.echo("          " + _explain_line(hit.extra["explain"]))
 
@@ -215,7 +223,8 @@ def get(ref: str, evidence: bool, as_json: bool) -> None:
         return
     for name, value in data.items():
         if name not in ("body", "text", "summary") and value not in (None, "", [], ()):
-            echo(f"{name}: {value}")
+            shown_value = ", ".join(map(str, value)) if isinstance(value, list | tuple) else value
+            echo(f"{name}: {shown_value}")
     click.echo("")
     echo(data.get("body") or data.get("text") or data.get("summary"))
     for turn in turns:
@@ -225,11 +234,11 @@ def get(ref: str, evidence: bool, as_json: bool) -> None:
 @cli.command("list")
 @click.option("-n", "n", type=int, default=20, show_default=True, help="How many.")
 @kind_option
-@click.option("--project", "-p", help="Only this project and global memories.")
+@scope_options
 @click.option("--trash", is_flag=True, help="List the trash instead.")
 @json_option
-def list_(n: int, kind: str | None, project: str | None, trash: bool, as_json: bool) -> None:
-    """List recent memories, newest first."""
+def list_(n: int, kind: str | None, project: str, trash: bool, as_json: bool) -> None:
+    """List recent memories (the scope's and global ones), newest first."""
     with _engine() as engine:
         memories = engine.list(n, kind=kind, project=project, trashed=trash)
     if as_json:
@@ -243,14 +252,6 @@ def list_(n: int, kind: str | None, project: str | None, trash: bool, as_json: b
 
 def _report(result: Any) -> None:
     click.echo(f"{result.action} {result.id}" + (f" ({result.reason})" if result.reason else ""))
-
-
-@cli.command()
-@click.argument("ref", metavar="ID")
-def forget(ref: str) -> None:
-    """Move a memory to the trash (undo with `restore`)."""
-    with _engine() as engine:
-        _report(engine.forget(ref))
 
 
 @cli.command()
@@ -271,9 +272,8 @@ def purge(ref: str | None, expired: bool) -> None:
     with _engine() as engine:
         if expired:
             refs = engine.purge_expired()
-            click.echo(
-                f"purged {len(refs)} expired memories" + (f": {' '.join(refs)}" if refs else "")
-            )
+            purged = counted(len(refs), "expired memory", "expired memories")
+            click.echo(f"purged {purged}" + (f": {' '.join(refs)}" if refs else ""))
         else:
             _report(engine.purge(ref))
 
@@ -283,7 +283,7 @@ def purge(ref: str | None, expired: bool) -> None:
 @click.option("--session", "-s", required=True, help="Session id.")
 @click.option("--role", "-r", required=True, type=click.Choice(ROLES))
 @click.option("--host", default="", help="Host name (claude-code, opencode, dsh, ...).")
-@click.option("--project", "-p", default="", help="Project scope.")
+@scope_options
 @json_option
 def ingest(
     text: str | None, session: str, role: str, host: str, project: str, as_json: bool
@@ -297,13 +297,22 @@ def ingest(
         _report(result)
 
 
+_NOUNS = {
+    "turns": ("turn",),
+    "memories": ("memory", "memories"),
+    "cards": ("card",),
+    "skills": ("skill",),
+}
+
+
 def _megabytes(count: int) -> str:
     return f"{count / 1e6:.1f} MB"
 
 
 @cli.command()
+@click.option("--by", type=click.Choice(["kind", "tag"]), help="Also count active memories by.")
 @json_option
-def status(as_json: bool) -> None:
+def status(by: str | None, as_json: bool) -> None:
     """What is stored, where, and which versions; the daemon's pid, uptime and requests."""
     from .cli_daemon import daemon_line, daemon_status
 
@@ -315,8 +324,11 @@ def status(as_json: bool) -> None:
         return
     counts = data["counts"]
     click.echo(f"data dir  {data['data_dir']}")
-    click.echo("stored    " + ", ".join(f"{n} {name}" for name, n in counts.items()))
-    click.echo(f"pending   {data['pending_cards']} cards await review")
+    click.echo("stored    " + ", ".join(counted(n, *_NOUNS[name]) for name, n in counts.items()))
+    if by:
+        found = data[f"memories_by_{by}"]
+        click.echo(f"{by:<9} " + (", ".join(f"{k} {n}" for k, n in found.items()) or "none"))
+    click.echo(f"pending   {counted(data['pending_cards'], 'card')} to review")
     sizes = data["sizes"]
     click.echo(
         f"sizes     store {_megabytes(sizes['db_bytes'])}, vector index "
@@ -329,13 +341,12 @@ def status(as_json: bool) -> None:
 @cli.command()
 @click.argument("query", required=False, default="")
 @click.option("--session", "-s", help="Session id (adds its scene: goal, decisions, open threads).")
-@click.option("--project", "-p", help="Project scope (its memories plus global ones).")
+@scope_options
 @click.option("--budget", "-b", type=int, help="Token budget (default from config: weave_budget).")
 @json_option
-def weave(
-    query: str, session: str | None, project: str | None, budget: int | None, as_json: bool
-) -> None:
-    """The context woven before a model turn for QUERY: scene, knowledge, nudge."""
+def weave(query: str, session: str | None, project: str, budget: int | None, as_json: bool) -> None:
+    """The context woven before a model turn for QUERY: scene, knowledge, nudge (the
+    scope's memories and global ones)."""
     with _engine() as engine:
         woven = engine.weave(query, session=session, project=project, budget=budget)
     if as_json:
@@ -372,7 +383,8 @@ def reindex() -> None:
     with _engine(local=True) as engine:
         counts = engine.reindex(progress)
         click.echo(
-            f"reindexed {counts['memories']} memories, {counts['turns']} turns "
+            f"reindexed {counted(counts['memories'], 'memory', 'memories')}, "
+            f"{counted(counts['turns'], 'turn')} "
             f"({engine.retrieval_mode()})"
         )
 
@@ -407,18 +419,19 @@ def model_build(names: tuple[str, ...], force: bool) -> None:
 @json_option
 def model_list(as_json: bool) -> None:
     """Registered models, whether each is built, and which one is configured."""
-    from .embed import models_dir, registered
+    from .embed import built, registered
+    from .plugins import make_plugin_manager
 
-    configured = load_config().models()
+    configured, pm = load_config().models(), make_plugin_manager()
     rows = [
         {
             "name": spec.name,
             "dim": spec.dim,
             "description": spec.description,
-            "built": spec.is_built(models_dir() / spec.name),
+            "built": built(spec.name, pm),
             "default": spec.name in configured,
         }
-        for spec in registered().values()
+        for spec in registered(pm).values()
     ]
     if as_json:
         _emit({"models": rows})
@@ -436,14 +449,18 @@ def model_list(as_json: bool) -> None:
 @json_option
 def doctor(repair: bool, as_json: bool) -> None:
     """Check the store, indexes, versions, paths and file modes. Exits 1 if something is wrong."""
+    from .install import both_installed
+
     with _engine() as engine:
         checks = engine.doctor(repair=repair)
-    ok = all(check.ok for check in checks)
+    ok, warnings = all(check.ok for check in checks), [w for w in [both_installed()] if w]
     if as_json:
-        _emit({"ok": ok, "checks": [check.to_dict() for check in checks]})
+        _emit({"ok": ok, "checks": [check.to_dict() for check in checks], "warnings": warnings})
     else:
         for check in checks:
             click.echo(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+        for warning in warnings:
+            click.echo(f"warn  {warning}")
     if not ok:
         sys.exit(1)
 
@@ -460,4 +477,13 @@ def main() -> None:
     cli(prog_name="mnemoweave")
 
 
-from . import cli_daemon, cli_files, cli_hosts, cli_mcp, cli_review  # noqa: E402,F401  (their commands)
+from . import (  # noqa: E402,F401  (their commands)
+    cli_daemon,
+    cli_files,
+    cli_forget,
+    cli_hosts,
+    cli_mcp,
+    cli_project,
+    cli_review,
+    cli_threads,
+)

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from .cli import UserError, _emit, _engine, cli, json_option
+from .model import counted
 from .terminal import shown
 
 HOSTS = ("claude-code", "opencode")
@@ -117,6 +118,11 @@ def _done(result: dict, as_json: bool, verb: str) -> None:
         click.echo(f"plugin and MCP server {verb} {plugin} and {result['settings']}{backup}")
     else:
         click.echo(f"hooks {verb} {result['settings']}{backup}")
+        if verb == "installed into":
+            click.echo(
+                "hooks only: the plugin (claude --plugin-dir plugins/claude-code) also "
+                "gives the MCP tools and the skill; use one or the other"
+            )
 
 
 BATCH = 500  # turns stored per request while importing
@@ -157,6 +163,7 @@ def import_claude_code(every: bool, as_json: bool) -> None:
         _emit(counts)
         return
     click.echo(
-        f"{counts['turns']} new turns from {counts['transcripts']} transcripts "
-        f"({counts['duplicate']} already stored); `mnemoweave distill` proposes cards from them"
+        f"{counted(counts['turns'], 'new turn')} from "
+        f"{counted(counts['transcripts'], 'transcript')} ({counts['duplicate']} already "
+        "stored); `mnemoweave distill` proposes cards from them"
     )

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import click
-
 from .cli import cli
+from .cli_scope import scope_options
 
 
 @cli.command("mcp")
-@click.option(
-    "--project",
-    "-p",
-    help="Default project scope of the tools (default: the git root of the working directory).",
-)
-def mcp_command(project: str | None) -> None:
-    """Run the MCP server on stdio: the memory tools for an agent."""
+@scope_options
+def mcp_command(project: str) -> None:
+    """Run the MCP server on stdio: the memory tools for an agent, scoped by default to
+    --project or --global."""
     from .mcp_server import serve
 
     serve(project)

@@ -8,18 +8,20 @@ from datetime import datetime
 import click
 
 from .cli import _emit, _engine, _one_line, _report, cli, json_option, kind_option
+from .cli_scope import rescope_options, scope_options
 from .errors import InvalidInput
-from .model import Card, sane_time
+from .model import Card, counted, sane_time
 from .terminal import echo
 from .transfer import parse_time
 
 
 @cli.command()
-@click.option("--project", "-p", help="Only this project and global cards.")
+@scope_options
 @click.option("-n", "n", type=int, default=50, show_default=True, help="How many.")
 @json_option
-def pending(project: str | None, n: int, as_json: bool) -> None:
-    """Candidate cards awaiting review (accept, edit or reject them with `review`)."""
+def pending(project: str, n: int, as_json: bool) -> None:
+    """Candidate cards awaiting review, the scope's and global ones (accept, edit or reject
+    them with `review`)."""
     with _engine() as engine:
         cards = engine.pending(project, n)
     if as_json:
@@ -55,7 +57,7 @@ def distill(
     if as_json:
         _emit({"cards": [card.to_dict() for card in cards]})
         return
-    click.echo(f"{len(cards)} new card(s) await review")
+    click.echo(f"{counted(len(cards), 'new card')} to review")
     for card in cards:
         echo(_card_line(card))
 
@@ -67,6 +69,7 @@ def distill(
 @click.option("--summary", help="accept: the memory's text, edited by the agent.")
 @click.option("--title", help="accept: a short title.")
 @click.option("--why", default="", help="reject: the reason, kept with the card.")
+@rescope_options
 @json_option
 def review(
     ref: str,
@@ -75,16 +78,18 @@ def review(
     summary: str | None,
     title: str | None,
     why: str,
+    project: str | None,
     as_json: bool,
 ) -> None:
-    """Accept a pending card (it becomes a memory with its evidence) or reject it."""
+    """Accept a pending card (it becomes a memory with its evidence, in the card's scope
+    unless --project or --global says otherwise) or reject it."""
     if decision == "accept":
         if why:
             raise InvalidInput("--why goes with reject")
-        options = {"kind": kind, "summary": summary, "title": title}
+        options = {"kind": kind, "summary": summary, "title": title, "project": project}
     else:
-        if kind or summary or title:
-            raise InvalidInput("--kind, --summary and --title go with accept")
+        if kind or summary or title or project is not None:
+            raise InvalidInput("--kind, --summary, --title, --project and --global go with accept")
         options = {"why": why}
     with _engine() as engine:
         result = engine.review(ref, decision, **options)
@@ -154,7 +159,7 @@ def rehydrate(
 
 @cli.group()
 def skill() -> None:
-    """Procedures saved on purpose: teach, check, load, list."""
+    """Procedures saved on purpose: teach, check, load, list, and the learning queue."""
 
 
 @skill.command("teach")
@@ -198,7 +203,31 @@ def skill_check(query: str, as_json: bool) -> None:
         _emit(result)
     else:
         best = result["best"]
-        echo(result["verdict"] + (f": {best['name']} — {best['summary']}" if best else ""))
+        queued = (
+            " (queued to learn: `mnemoweave skill queue`)" if result["verdict"] == "unknown" else ""
+        )
+        echo(result["verdict"] + (f": {best['name']} — {best['summary']}" if best else queued))
+
+
+@skill.command("queue")
+@click.option("--done", "done", metavar="ENTRY", help="Close an entry (its number or its task).")
+@json_option
+def skill_queue(done: str | None, as_json: bool) -> None:
+    """The learning queue: tasks `skill check` found no skill for, the most asked first."""
+    from . import skill_queue as queue
+
+    with _engine() as engine:
+        closed = queue.close(engine, done) if done is not None else None
+        entries = queue.entries(engine)
+    if as_json:
+        _emit({"closed": closed, "entries": entries} if closed else {"entries": entries})
+        return
+    if closed:
+        echo(f"closed {closed['number']}. {closed['task']}")
+    if not entries:
+        click.echo("the learning queue is empty")
+    for entry in entries:
+        echo(f"{entry['number']:>3}. {entry['task']}  (asked {entry['asked']}x)")
 
 
 @skill.command("load")

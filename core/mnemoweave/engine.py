@@ -94,7 +94,7 @@ class Engine:
         self._channels = channels_for(self.home, self.pm, embedders)
 
     def retrieval_mode(self) -> str:
-        return describe(self.channels, self.config)
+        return describe([channel.name for channel in self.channels], self.config)
 
     def close(self) -> None:
         if self._db is not None:
@@ -309,7 +309,8 @@ class Engine:
         budget: int | None = None,
         record: bool = False,
     ) -> Any:
-        """Scene, knowledge and nudge for the next model turn, within `budget` tokens.
+        """Scene, knowledge and nudge for the next model turn, within `budget` tokens, all
+        from one scope: `project`'s memories plus global ones ('' or None: global only).
 
         With a session, lines that session already received (since its last compaction)
         are left out; `record` (what a host's hook does) notes what goes in this time and
@@ -319,9 +320,7 @@ class Engine:
         budget = self.config.weave_budget if budget is None else budget
         if budget < 1:
             raise InvalidInput(f"the budget must be at least 1 token, got {budget}")
-        return weave(
-            self, query_part(query), session, project_name(project) or None, budget, record
-        )
+        return weave(self, query_part(query), session, project_name(project), budget, record)
 
     def capsule(self, session: str) -> dict[str, Any]:
         """The session's rolling recap (goal, latest decisions, open threads)."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__, indexing, private, text
 from .plugins import failures
+from .retrieve import built_mode
 from .store import damage, fts
 from .store import memories as memories_table
 from .store import turns as turns_table
@@ -48,10 +49,12 @@ def status(engine: Engine) -> dict[str, Any]:
     return {
         "counts": counts,
         "memories_by_status": by_status,
+        "memories_by_kind": memories_table.counts_by(db, "kind"),
+        "memories_by_tag": memories_table.counts_by(db, "tag"),
         "pending_cards": db.execute(
             "SELECT count(*) FROM cards WHERE status = 'pending'"
         ).fetchone()[0],
-        "retrieval": engine.retrieval_mode(),
+        "retrieval": built_mode(engine.home, engine.config, engine.pm),
         "plugin_failures": dict(failures(engine.pm)),
         "data_dir": str(engine.home),
         "db_path": str(engine.db_path),
@@ -74,12 +77,22 @@ def status(engine: Engine) -> dict[str, Any]:
     }
 
 
+def _models_check(engine: Engine) -> Check:
+    """Where the built models are (one cache for every data dir), and which are built."""
+    from .embed import built, models_dir, registered
+
+    names = [name for name in registered(engine.pm) if built(name, engine.pm, engine.home)]
+    found = f"built: {', '.join(names)}" if names else "none built: run `mnemoweave model build`"
+    return Check("models", True, f"{models_dir()} ({found})")
+
+
 def _retrieval_checks(engine: Engine, repair: bool) -> list[Check]:
-    """The embedding model and the vector index's agreement with SQLite."""
-    if engine.embedder is None:
-        # lexical-only still works, so this is reported, not failed
-        return [Check("semantic search", True, engine.retrieval_mode())]
-    checks = [Check("semantic search", True, engine.retrieval_mode())]
+    """Where the models are, the embedding model and the vector index's agreement with
+    SQLite."""
+    embedder = engine.embedder  # loads the models: a data dir's own are moved in first
+    checks = [_models_check(engine), Check("semantic search", True, engine.retrieval_mode())]
+    if embedder is None:
+        return checks  # lexical-only still works, so this is reported, not failed
     gaps = indexing.drift(engine)
     if repair and any(missing or extra for missing, extra in gaps.values()):
         indexing.repair(engine)

@@ -5,7 +5,9 @@ open: on any error, timeout or bad payload it prints nothing, logs one line to
 `$MNEMOWEAVE_HOME/logs/hooks.log` and exits 0 (never 2, which would block the host). When
 no daemon answers it starts one and waits at most what is left of the event's budget; a
 payload the daemon did not take is spooled under `spool/` and stored when the daemon
-starts, so no turn is lost.
+starts, so no turn is lost. The Claude Code plugin's hooks (run with
+MNEMOWEAVE_HOOK_VIA=plugin) stand aside where a settings install of ours is active, so
+that a prompt gets one memory block.
 """
 
 from __future__ import annotations
@@ -113,6 +115,14 @@ def run(host: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
     except (OSError, ValueError, RecursionError) as exc:
         log(where, f"{host} {event}: unreadable payload: {type(exc).__name__}: {exc}")
         return 0
+    if host == "claude-code" and os.environ.get("MNEMOWEAVE_HOOK_VIA") == "plugin":
+        from .install import settings_install
+
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        active = settings_install(Path(cwd) if isinstance(cwd, str) and cwd else None)
+        if active is not None:
+            log(where, f"{host} {event}: the plugin stands aside for the hooks in {active}")
+            return 0
     try:
         answer = _deliver(where, host, event, payload, deadline)
     except client.DaemonError as exc:

@@ -5,7 +5,10 @@ Claude Code reads the same `hooks` object from a plugin's `hooks/hooks.json` and
 `settings.json`. The plugin's commands run the checkout's `hooks/mnemoweave-hook`; an
 install into settings records the Python that runs this code, so the hook never depends
 on PATH. Installing merges our entries and leaves every other hook as it was; a backup
-of the file is written first; installing twice changes nothing; uninstall removes ours.
+of the file is written first, under the data dir's `backups/`, never beside it; installing
+twice changes nothing; uninstall removes ours, and a file left with nothing in it goes.
+The plugin's hooks stand aside where a settings install of ours is active, so a prompt
+gets one memory block (`settings_install`); `doctor` warns when both are there.
 
 OpenCode loads every JS file of its plugin folder (`$XDG_CONFIG_HOME/opencode/plugin/` for
 the user, `.opencode/plugin/` at the project's git root). Installing copies
@@ -17,6 +20,7 @@ ours by its marker line; another file of the same name is never overwritten or r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -26,8 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .config import data_dir
 from .errors import InvalidInput
-from .projects import project_from_cwd
+from .projects import checkout_root
 
 HOST = "claude-code"
 # event -> (timeout in seconds, runs in the background)
@@ -39,7 +44,8 @@ CLAUDE_CODE_HOOKS = {
     "PreCompact": (10, False),
     "SessionEnd": (2, False),
 }
-PLUGIN_COMMAND = '"${CLAUDE_PLUGIN_ROOT}/../../hooks/mnemoweave-hook"'
+PLUGIN_COMMAND = 'MNEMOWEAVE_HOOK_VIA=plugin "${CLAUDE_PLUGIN_ROOT}/../../hooks/mnemoweave-hook"'
+CLAUDE_PLUGIN = "mnemoweave"  # the plugin's name in enabledPlugins ("mnemoweave@<market>")
 MARKERS = ("mnemoweave-hook", "mnemoweave.hook", "mnemoweave hook")  # how ours are known
 
 
@@ -70,12 +76,63 @@ def settings_path(scope: str, cwd: Path | None = None) -> Path:
     if scope == "user":
         return Path.home() / ".claude" / "settings.json"
     if scope == "project":
-        root = project_from_cwd(str((cwd or Path.cwd()).resolve()))
-        return Path(root) / ".claude" / "settings.json"
+        here = str((cwd or Path.cwd()).resolve())
+        return Path(checkout_root(here) or here) / ".claude" / "settings.json"
     raise InvalidInput(f"unknown scope {scope!r}; use user or project")
 
 
+def settings_files(cwd: Path | None = None) -> list[Path]:
+    """The settings files Claude Code reads hooks from in `cwd`: the user's, the project's
+    and the project's local one."""
+    project = settings_path("project", cwd)
+    return [settings_path("user"), project, project.with_name("settings.local.json")]
+
+
+def _settings(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def settings_install(cwd: Path | None = None) -> Path | None:
+    """The settings file that holds our hooks for `cwd`, if one does."""
+    for path in settings_files(cwd):
+        hooks = _settings(path).get("hooks")
+        groups = hooks.values() if isinstance(hooks, dict) else []
+        if any(_ours(g) for found in groups if isinstance(found, list) for g in found):
+            return path
+    return None
+
+
+def plugin_enabled(cwd: Path | None = None) -> bool:
+    """Whether a settings file in `cwd` enables mnemoweave's Claude Code plugin."""
+    for path in settings_files(cwd):
+        enabled = _settings(path).get("enabledPlugins")
+        if isinstance(enabled, dict) and any(
+            on and str(name).split("@")[0] == CLAUDE_PLUGIN for name, on in enabled.items()
+        ):
+            return True
+    return False
+
+
+def both_installed(cwd: Path | None = None) -> str:
+    """What to say when the plugin is enabled and a settings install is active too."""
+    active = settings_install(cwd)
+    if active is None or not plugin_enabled(cwd):
+        return ""
+    scope = "user" if active == settings_path("user") else "project"
+    return (
+        f"claude-code: the plugin and the hooks in {active} are both installed (the plugin's "
+        f"hooks stand aside); keep one: `mnemoweave uninstall claude-code --scope {scope}` "
+        "or disable the plugin"
+    )
+
+
 def _ours(group: Any) -> bool:
+    if not isinstance(group, dict):
+        return False
     commands = [h.get("command", "") for h in group.get("hooks", []) if isinstance(h, dict)]
     return any(marker in command for command in commands for marker in MARKERS)
 
@@ -104,17 +161,30 @@ def _without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+def _backup(path: Path) -> Path:
+    """A copy of `path` under the data dir: `backups/<time>/<its absolute path>` (0600)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 1_000_000_000:09d}"
+    backup = data_dir() / "backups" / stamp / path.resolve().relative_to(path.anchor)
+    backup.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    shutil.copy2(path, backup)
+    backup.chmod(0o600)
+    return backup
+
+
 def _write(path: Path, data: dict[str, Any]) -> Path | None:
-    """Write atomically, after a timestamped backup of the current file (if any)."""
+    """Write atomically, after a backup of the current file (if any). A file left with
+    nothing in it (or only its `$schema`) is removed, and so is a folder it leaves empty."""
+    backup = _backup(path) if path.exists() else None
+    if not data.keys() - {"$schema"}:
+        path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()  # only when empty
+        return backup
     path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if path.exists():
-        backup = path.with_name(f"{path.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
-        shutil.copy2(path, backup)
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if backup is not None:
-        shutil.copymode(backup, temporary)  # the user's file keeps its mode, whatever our umask
+        shutil.copymode(path, temporary)  # the user's file keeps its mode, whatever our umask
     os.replace(temporary, path)
     return backup
 
@@ -173,7 +243,8 @@ def opencode_paths(scope: str, cwd: Path | None = None) -> tuple[Path, Path]:
         base = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".config") / "opencode"
         folder, config = base / "plugin", base / "opencode.json"
     elif scope == "project":
-        root = Path(project_from_cwd(str((cwd or Path.cwd()).resolve())))
+        here = str((cwd or Path.cwd()).resolve())
+        root = Path(checkout_root(here) or here)
         folder, config = root / ".opencode" / "plugin", root / "opencode.json"
     else:
         raise InvalidInput(f"unknown scope {scope!r}; use user or project")
@@ -257,6 +328,9 @@ def uninstall_opencode(scope: str = "user", cwd: Path | None = None) -> dict[str
     removed = (plugin.exists() or plugin.is_symlink()) and _ours_plugin(plugin)
     if removed:
         plugin.unlink()
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when empty, and then its parent (`.opencode`) too
+            folder.parent.rmdir()
     backup, registered = None, MCP_NAME in data.get("mcp", {})
     if registered:
         servers = {k: v for k, v in data["mcp"].items() if k != MCP_NAME}

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
 import sys
 import threading
@@ -36,8 +35,10 @@ from . import __version__, client
 from .config import data_dir
 from .daemon.process import daemon_pid
 from .errors import InvalidInput, MnemoweaveError
-from .model import age
-from .projects import project_from_cwd
+from .mcp_skill import skill_answer
+from .model import age, listed
+from .scope import resolve_scope
+from .snippets import compact as compact_text
 from .text import clip
 from .weave import CLOSE, OPEN, quote
 
@@ -59,18 +60,17 @@ Replaces = Annotated[str, Field(description="m_N this supersedes (it stops surfa
 Texts = tuple[str, ...]
 Limit = Annotated[int, Field(ge=1, le=50)]
 
-SKILL_ARGUMENTS = {"--summary": "summary", "--step": "steps", "--source-url": "source_urls"}
 
 log = logging.getLogger("mnemoweave.mcp")
 
 DESCRIPTIONS = {
     "memory_weave": (
-        "Memory context for a task: session scene, relevant knowledge, standing rules, as one "
-        "<memory> block of reference data. Hooks add it each turn; call it for another topic."
+        "Memory context for a task (scene, relevant knowledge, rules) as one <memory> block "
+        "of reference data. Hooks add it each turn; call it for another topic."
     ),
     "memory_search": (
         "Search memories by meaning, in Chinese or English (source=turns: raw past turns). "
-        "Returns ids, kinds and scores; read one in full with memory_get."
+        "Returns ids, kinds and scores (compact: matching snippets); memory_get reads one whole."
     ),
     "memory_remember": (
         "Store a durable memory: a preference, decision, fact or goal worth keeping across "
@@ -78,25 +78,32 @@ DESCRIPTIONS = {
     ),
     "memory_get": (
         "One memory (m_N), card (c_N) or raw turn (t_N) in full; evidence=true adds the raw "
-        "turns a memory or card came from. Stored text, as data in a <memory> block."
+        "turns it came from. Stored text, as data in a <memory> block."
     ),
-    "memory_forget": "Move a memory to the trash (restore=true takes it back).",
+    "memory_forget": (
+        "Trash a memory (restore=true undoes). tag or match (text): list what they select; "
+        "yes=true trashes it."
+    ),
     "memory_pending": (
-        "Candidate cards awaiting review, each with its suggested kind, confidence and "
-        "evidence ids. Decide each with memory_review. Stored text, as data in a <memory> block."
+        "Candidate cards awaiting review, with suggested kind, confidence and evidence ids; "
+        "decide each with memory_review. Stored text, as data in a <memory> block."
     ),
     "memory_review": (
-        "Decide a pending card: accept as-is, accept with an edited summary/kind/title, or "
+        "Decide a pending card: accept as-is or with an edited summary/kind/title, or "
         "reject with why. replaces=m_N retires the older memory it updates."
     ),
     "memory_feedback": (
         "Rate a memory that surfaced: useful or wrong moves its ranking; outdated retires it."
     ),
     "memory_skill": (
-        "Saved procedures. check(query): is the task known? load(name): full steps. list. "
-        "teach(name, summary, steps, source_urls, triggers?) saves one."
+        "Saved procedures. check(query): a known task? (unknown ones are queued) queue: tasks "
+        "to learn (name closes one). load(name): steps. list. teach(name, summary, steps, "
+        "source_urls, triggers?)"
     ),
-    "memory_status": "Memory counts, pending cards, retrieval mode, data dir and daemon state.",
+    "memory_status": (
+        "Counts (by=kind|tag: memories per kind or tag), pending cards, retrieval, data dir, "
+        "daemon. threads=N: user turns unanswered in the last N minutes."
+    ),
 }
 
 
@@ -244,9 +251,10 @@ def _ago(ts: float | None) -> str:
     return age(time.time() - ts) if ts else "?"
 
 
-def _hit_line(hit: Any) -> str:
+def _hit_line(hit: Any, query: str = "") -> str:
+    """One hit; given its query, in brief (the sentences that match: see `compact`)."""
     scope = hit.project or "global"
-    text = clip(hit.text, TEXT_WIDTH)
+    text = compact_text(hit.text, query) if query else clip(hit.text, TEXT_WIDTH)
     return f"{hit.id} [{hit.kind}] {text} ({scope}, {_ago(hit.created)}, score {hit.score:.2f})"
 
 
@@ -283,9 +291,9 @@ def _supersede(engine: Any, old: str, new: str | None) -> str:
 
 
 def build(project: str | None = None) -> MemoryServer:
-    """The server with its tools; `project` is the default scope (default: the git root of
-    the working directory)."""
-    store = Store(project if project is not None else project_from_cwd(os.getcwd()))
+    """The server with its tools; `project` is the default scope (default: the project of
+    the working directory, see scope.py)."""
+    store = Store(resolve_scope() if project is None else project)
     server = MemoryServer(
         "mnemoweave", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
@@ -316,10 +324,12 @@ def build(project: str | None = None) -> MemoryServer:
         kind: Kind | None = None,
         source: Literal["memories", "turns", "all"] = "memories",
         scope: Literal["project", "all"] = "project",
+        compact: bool = False,
     ) -> str:
         def work(engine: Any) -> str:
             hits = engine.search(query, k=k, project=store.scope(scope), kind=kind, source=source)
-            return "\n".join(_hit_line(hit) for hit in hits) or "no hits"
+            brief = query if compact else ""
+            return "\n".join(_hit_line(hit, brief) for hit in listed(hits)) or "no hits"
 
         return store.run("memory_search", work)
 
@@ -365,8 +375,19 @@ def build(project: str | None = None) -> MemoryServer:
         return store.run("memory_get", work)
 
     @tool
-    def memory_forget(id: MemoryId, restore: bool = False) -> str:
+    def memory_forget(
+        id: MemoryId = "", restore: bool = False, tag: str = "", match: str = "", yes: bool = False
+    ) -> str:
         def work(engine: Any) -> str:
+            if tag or match or not id:
+                from .bulk import chosen
+
+                memories = chosen(engine, tag, match)
+                for memory in memories if yes else []:
+                    engine.forget(memory.id)
+                lines = [f"{m.id} [{m.kind}] {quote(clip(m.body, TEXT_WIDTH))}" for m in memories]
+                done = "trashed" if yes else "yes=true would trash"
+                return f"{done} {len(memories)}\n" + fenced(lines) if memories else "no match"
             return _written(engine.restore(id) if restore else engine.forget(id))
 
         return store.run("memory_forget", work)
@@ -412,7 +433,7 @@ def build(project: str | None = None) -> MemoryServer:
 
     @tool
     def memory_skill(
-        action: Literal["check", "load", "list", "teach"],
+        action: Literal["check", "queue", "load", "list", "teach"],
         name: str = "",
         query: str = "",
         summary: str = "",
@@ -422,17 +443,24 @@ def build(project: str | None = None) -> MemoryServer:
     ) -> str:
         return store.run(
             "memory_skill",
-            lambda engine: _skill(
+            lambda engine: skill_answer(
                 engine, action, name, query, summary, list(steps), list(triggers), list(source_urls)
             ),
         )
 
     @tool
-    def memory_status() -> str:
+    def memory_status(by: Literal["kind", "tag"] | None = None, threads: int = 0) -> str:
         def work(engine: Any) -> str:
             data, pid = engine.status(), daemon_pid(data_dir())
+            counted = {f"by_{by}": data[f"memories_by_{by}"]} if by else {}
+            if threads:
+                from .threads import unanswered
+
+                said = unanswered(engine, threads)
+                counted["threads"] = [f"{t.session} {t.id}: {clip(t.text, 200)}" for t in said]
             return _json(
-                {
+                counted
+                | {
                     "counts": data["counts"],
                     "pending_cards": data["pending_cards"],
                     "retrieval": data["retrieval"],
@@ -446,48 +474,6 @@ def build(project: str | None = None) -> MemoryServer:
         return store.run("memory_status", work)
 
     return server
-
-
-def _skill(
-    engine: Any,
-    action: str,
-    name: str,
-    query: str,
-    summary: str,
-    steps: list[str],
-    triggers: list[str],
-    urls: list[str],
-) -> str:
-    from . import skills
-
-    if action == "list":
-        known = skills.listing(engine)
-        lines = [f"{s.name} — {s.summary} (used {s.usage_count})" for s in known]
-        return "\n".join(lines) or "no skills yet"
-    if action == "check":
-        if not (query or name).strip():
-            raise InvalidInput("check needs query: the task to check")
-        result = skills.check(engine, query or name)
-        best = result["best"]
-        found = f": {best['name']} — {best['summary']}" if best else ""
-        return f"{result['verdict']} (coverage {result['coverage']}){found}"
-    if not name.strip():
-        raise InvalidInput(f"{action} needs name")
-    if action == "load":
-        loaded = skills.load(engine, name)
-        lines = [f"{loaded.name}: {loaded.summary}"]
-        lines += [f"{n}. {step}" for n, step in enumerate(loaded.steps, 1)]
-        return "\n".join([*lines, "sources: " + " ".join(loaded.source_urls)])
-    try:
-        taught = skills.teach(
-            engine, name, summary=summary, triggers=triggers, steps=steps, source_urls=urls
-        )
-    except InvalidInput as exc:  # name the tool's arguments, not the CLI's options
-        message = str(exc)
-        for option, argument in SKILL_ARGUMENTS.items():
-            message = message.replace(option, argument)
-        raise InvalidInput(message) from None
-    return f"taught {taught.name}: {taught.summary}"
 
 
 def serve(project: str | None = None) -> None:

@@ -75,6 +75,11 @@ def age(seconds: float) -> str:
     return "now"
 
 
+def counted(number: int, noun: str, plural: str = "") -> str:
+    """A count with its noun in the right number: 1 card, 2 cards, 1 memory, 3 memories."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
+
+
 @dataclass(frozen=True)
 class Record:
     def to_dict(self) -> dict[str, Any]:
@@ -165,6 +170,15 @@ class Hit(Record):
     project: str
     created: float
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+LISTED_SCORE = 0.0005  # the best hit scores about 1; below this one matches next to nothing
+
+
+def listed(hits: list[Hit]) -> list[Hit]:
+    """The hits a search lists: those scoring at least LISTED_SCORE (not, say, a memory
+    found by a word that almost every memory holds)."""
+    return [hit for hit in hits if hit.score >= LISTED_SCORE]
 
 
 TURN_KINDS = ("pref", "pers", "skill", "mission", "conclusion", "chat")

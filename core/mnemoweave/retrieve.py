@@ -76,23 +76,32 @@ def channels_for(home: Path, pm: Any, embedders: Sequence[Any]) -> list[DenseCha
 
 def configured_channels(home: Path, config: Config, pm: Any) -> list[DenseChannel]:
     """The configured models that are built; a missing one is logged and left out."""
-    from .embed import load_embedder
+    from .embed import load_embedder, models_dir
 
     embedders = []
     for name in config.models():
         embedder = load_embedder(name, pm, home)
         if embedder is None:
-            log.warning("model %s is not built: run `mnemoweave model build`", name)
+            where = models_dir()
+            log.warning("model %s is not built in %s: run `mnemoweave model build`", name, where)
         embedders.append(embedder)
     return channels_for(home, pm, embedders)
 
 
-def describe(channels: Sequence[DenseChannel], config: Config) -> str:
-    """The retrieval mode in words, for status, doctor and search --explain."""
-    if not channels:
+def describe(models: Sequence[str], config: Config) -> str:
+    """The retrieval mode in words, with these models, for status, doctor and search --explain."""
+    if not models:
         why = "disabled" if config.embedder == "none" else "model not built"
         return f"lexical-only ({why}: {config.embedder})"
-    return "hybrid (bm25 + " + " + ".join(c.name for c in channels) + ")"
+    return "hybrid (bm25 + " + " + ".join(models) + ")"
+
+
+def built_mode(home: Path, config: Config, pm: Any) -> str:
+    """The retrieval mode the configured models that are built give, none of them loaded
+    (loading one costs about a second: `status` does without)."""
+    from .embed import built
+
+    return describe([name for name in config.models() if built(name, pm, home)], config)
 
 
 @dataclass
@@ -317,7 +326,7 @@ class Retriever:
         scored = []
         for ref, c in found.items():
             if mode == "lexical":
-                fused = c.lexical or 0.0
+                fused = lexical.get(ref, 0.0)
                 c.parts = {"fused": fused}
             else:
                 same = same_language(query_lang, c.row["lang"])

@@ -49,16 +49,18 @@ def accept(
     kind: str | None = None,
     summary: str | None = None,
     title: str | None = None,
+    project: str | None = None,
     actor: str = "agent",
 ) -> Written:
-    """Promote a pending card to a memory (with its evidence); returns the memory write."""
+    """Promote a pending card to a memory (with its evidence), in the card's scope unless
+    `project` names another ('' for global); returns the memory write."""
     card = _pending_card(engine, ref)
     kind = check_kind(kind if kind else card.suggested_kind)
     edited = summary is not None and summary.strip() != card.summary.strip()
     draft = draft_memory(
         summary if edited else card.summary,
         kind=kind,
-        project=card.project,
+        project=card.project if project is None else project,
         tags=(),
         importance=engine.config.default_importance,
         title=title,
@@ -80,7 +82,8 @@ def accept(
         )
     rivals = same_subject(engine, written.id)
     if rivals:
-        reason = "may replace " + ", ".join(rivals) + f" (supersede OLD {written.id})"
+        runs = "; ".join(f"mnemoweave supersede {rival} {written.id}" for rival in rivals)
+        reason = f"may replace {', '.join(rivals)}: run {runs}"
         return Written(written.action, written.id, reason=reason)
     return written
 

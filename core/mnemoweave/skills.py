@@ -2,7 +2,8 @@
 
 A skill has a name, a one-line summary (what the weave shows), triggers (when it applies),
 steps (loaded on demand) and at least one source URL. `check` tells whether a task is
-known, partly known or unknown, with the best match.
+known, partly known or unknown, with the best match; an unknown one joins the learning
+queue (skill_queue.py).
 """
 
 from __future__ import annotations
@@ -130,7 +131,8 @@ def listing(engine: Engine) -> list[Skill]:
 
 @remotable
 def check(engine: Engine, query: str) -> dict[str, Any]:
-    """known / partial / unknown: how much of the task's words the best skill covers."""
+    """known / partial / unknown: how much of the task's words the best skill covers. An
+    unknown task is queued to be learned."""
     if not query.strip():
         raise InvalidInput("the task to check is empty")
     wanted = set(content_words(query))
@@ -142,6 +144,10 @@ def check(engine: Engine, query: str) -> dict[str, Any]:
         if share > coverage:
             best, coverage = skill, share
     verdict = "known" if coverage >= KNOWN else "partial" if coverage >= PARTIAL else "unknown"
+    if verdict == "unknown":
+        from . import skill_queue
+
+        skill_queue.add(engine, query)
     return {
         "verdict": verdict,
         "coverage": round(coverage, 3),

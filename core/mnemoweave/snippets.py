@@ -68,3 +68,12 @@ def _cut(sentence: str, weights: Mapping[str, float], width: int) -> str:
     if end < len(sentence) and " " in sentence[start:end]:
         end = sentence.rindex(" ", start, end)
     return (ELLIPSIS if start else "") + sentence[start:end].strip()
+
+
+COMPACT_TOKENS = 24  # of one search hit in brief
+
+
+def compact(text: str, query: str) -> str:
+    """A search hit in brief: its sentences that hold the query's words, up to
+    COMPACT_TOKENS tokens (`get` shows the whole text)."""
+    return snippet(text, dict.fromkeys(terms(query), 1.0), COMPACT_TOKENS)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
-from .model import TIERS, Block, Hit, Line, age, iso
+from .model import TIERS, Block, Hit, Line, age, counted, iso
 from .relevance import Gate, Signals
 from .snippets import snippet
 from .store import cards as cards_table
@@ -305,7 +305,11 @@ def nudge_block(engine: Engine, project: str | None) -> Block | None:
     if waiting:
         lines.append(
             Line(
-                f"{waiting} cards await review (mnemoweave pending)", "pending", None, 0.2, "review"
+                f"{counted(waiting, 'card')} to review (mnemoweave pending)",
+                "pending",
+                None,
+                0.2,
+                "review",
             )
         )
     return Block("nudge", tuple(lines), "mnemoweave") if lines else None
@@ -321,7 +325,7 @@ def scene_block(engine: Engine, session: str | None, project: str | None) -> Blo
         state = sessions_table.get(engine.db, session)
         if state is None or state["compacted"] is None:
             return None  # the host still holds this session's turns
-        summary = f"this session so far · {recap['turns']} turns (before the compaction)"
+        summary = f"this session so far · {counted(recap['turns'], 'turn')} (before the compaction)"
         return _recap(summary, f"session:{session}", recap)
     before = sessions_table.previous(engine.db, project or "", session)
     if before is None:
@@ -329,7 +333,7 @@ def scene_block(engine: Engine, session: str | None, project: str | None) -> Blo
     recap = engine.capsule(before["id"])
     summary = (
         f"previous session in {project or '(no project)'} · {(iso(before['started']) or '')[:10]}"
-        f" · {recap['turns']} turns"
+        f" · {counted(recap['turns'], 'turn')}"
     )
     return _recap(summary, f"session:{before['id']}", recap)
 

@@ -9,6 +9,9 @@
 //   session/disposed     -> POST session-end
 //
 // The daemon listens on $MNEMOWEAVE_HOME/daemon.sock (default ~/.mnemoweave/daemon.sock).
+// When it loads and at each session start it wakes the daemon (starts one when none
+// answers); a step waits for that wake, at most WAKE_MS from it, before its own budget runs,
+// so a cold start still weaves the first prompt.
 // Every call is bounded and fails open: nothing is ever thrown into dsh, a step keeps its
 // messages, and what the daemon did not take is logged (logs/hooks.log) and spooled
 // (spool/, the records mnemoweave's own hooks write) for the daemon to store when it runs,
@@ -38,6 +41,7 @@ const MAX_TEXT = 400_000 // characters sent of one message (the daemon keeps 200
 const MAX_MESSAGES = 20 // user messages kept of one turn (the latest)
 const MAX_ANSWER = 8 * 1024 * 1024 // bytes read of one answer
 const PROBE_MS = 200 // one look at a daemon that is starting
+const WAKE_MS = 3000 // how long a step waits for a daemon being woken
 const SPAWN_EVERY_MS = 30_000 // a daemon is started at most this often per data dir
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const PRIVATE_DIR = { recursive: true, mode: 0o700 } // the data dir and what is in it
@@ -289,6 +293,18 @@ async function answers(where, deadline) {
   return false
 }
 
+/** Start a daemon when none answers and wait until one does, at most WAKE_MS. Never throws. */
+export async function wake(where, command = daemonCommand()) {
+  const deadline = Date.now() + WAKE_MS
+  try {
+    await request(where, 'GET', '/v1/daemon', undefined, PROBE_MS)
+  } catch (error) {
+    if (!(error instanceof DaemonError) || !error.absent) return
+    startDaemon(where, command)
+    await answers(where, deadline)
+  }
+}
+
 /**
  * Post one event to the daemon within its budget; the `output` it answers, or null.
  * Never throws: when no daemon listens one is started (unless `start` is false) and waited
@@ -391,6 +407,10 @@ export function createBridge(config = {}) {
   const turns = new Map() // session id -> { users: [], assistant: '' } of the open turn
   const pending = new Map() // session id -> start context that agent.inject() could not take
   const inflight = new Set()
+  let waking = Promise.resolve() // what a step waits for
+  const wakeDaemon = () => {
+    if (config.startDaemon !== false) waking = wake(where(), config.command)
+  }
 
   const track = (promise) => {
     inflight.add(promise)
@@ -417,6 +437,7 @@ export function createBridge(config = {}) {
       if (!session.id || session.subagent) return
       const source = typeof given.source === 'string' ? given.source : given.source?.kind
       const payload = { ...identity(session), ...(typeof source === 'string' ? { source } : {}) }
+      wakeDaemon()
       track(
         send('session-start', payload).then((output) => {
           const text = contextIn(output)
@@ -447,6 +468,7 @@ export function createBridge(config = {}) {
     pending.delete(session.id)
     const extra = start ? [contextMessage(start)] : []
     if (typed.length) {
+      await waking
       const body = {
         ...identity(session),
         turn: Number.isInteger(payload.turn) ? payload.turn : 0,
@@ -526,7 +548,7 @@ export function createBridge(config = {}) {
     while (inflight.size) await Promise.allSettled([...inflight])
   }
 
-  return { sessionStart, preStep, sessionEvent, sessionDisposed, settled }
+  return { sessionStart, preStep, sessionEvent, sessionDisposed, settled, wakeDaemon }
 }
 
 /** Cordis entry point: listen to dsh's agent and session events (returns nothing). */
@@ -545,6 +567,7 @@ export function mount(ctx, config) {
       log(config?.home ?? dataDir(), `${HOST}: could not listen to ${event}: ${problem}`)
     }
   }
+  bridge.wakeDaemon()
   listen('agent/session-start', (first, second) => bridge.sessionStart(first, second))
   listen('agent/pre-step', (payload, next) => bridge.preStep(payload, next))
   listen('session/event', (session, event) => bridge.sessionEvent(session, event))

@@ -25,8 +25,11 @@
 // Budgets (ms, end to end): chat.message 250 (MNEMOWEAVE_HOOK_BUDGET_MS overrides it; the
 // user waits on it), session.created 3000, session.idle and session.compacted 5000,
 // experimental.session.compacting 2000. It fails open: whatever goes wrong, the chat goes
-// on unchanged and one line goes to `$MNEMOWEAVE_HOME/logs/hooks.log`. When no daemon
-// answers it starts one, detached (`$MNEMOWEAVE_BIN`, else the command recorded at install,
+// on unchanged and one line goes to `$MNEMOWEAVE_HOME/logs/hooks.log`. When it loads and
+// at session.created it wakes the daemon: when none answers it starts one, and a session's
+// first chat.message waits for it (at most WAKE_MS from the wake) before its own budget
+// runs, so a cold start still weaves the first prompt. When no daemon answers a hook, it
+// starts one, detached (`$MNEMOWEAVE_BIN`, else the command recorded at install,
 // else the checkout's `.venv/bin/mnemoweave` two levels above this file, else `mnemoweave`
 // on PATH), and waits at most the rest of the budget. A payload the daemon did not take,
 // or still had in flight when OpenCode exits, is cleaned by `mnemoweave redact --json`
@@ -53,6 +56,8 @@ const BUDGETS_MS = {
   "experimental.session.compacting": 2000,
 };
 const DEFAULT_BUDGET_MS = 2000;
+const WAKE_MS = 3000; // how long a session's first message waits for a daemon being woken
+const PROBE_MS = 200; // one look at the daemon while waking it
 const PRIVATE_DIR = { recursive: true, mode: 0o700 }; // the data dir and what is in it
 const PRIVATE_FILE = 0o600;
 const SPAWN_EVERY_MS = 10000; // at most one daemon start per process in this window
@@ -331,6 +336,41 @@ async function deliver(where, event, payload, deadline) {
   }
 }
 
+// Does a daemon answer? Only "nobody listens" is a no: a daemon that is slow or talks
+// garbage is there, and waiting would not help.
+function answers(where, timeoutMs) {
+  return new Promise((resolve) => {
+    const request = http.request(
+      { socketPath: path.join(where, "daemon.sock"), path: "/v1/daemon", agent: false },
+      (response) => {
+        response.resume();
+        resolve(true);
+      },
+    );
+    request.setTimeout(Math.max(1, timeoutMs), () => {
+      request.destroy();
+      resolve(true);
+    });
+    request.on("error", (error) => resolve(!UNREACHABLE.has(error.code)));
+    request.end();
+  });
+}
+
+// Start a daemon when none answers and wait until one does, at most WAKE_MS. Never throws.
+async function wake(where) {
+  const deadline = Date.now() + WAKE_MS;
+  try {
+    if (await answers(where, PROBE_MS)) return;
+    const starting = startDaemon(where);
+    while (Date.now() < deadline && !starting?.exited) {
+      await sleep(Math.min(50, deadline - Date.now()));
+      if (await answers(where, Math.min(PROBE_MS, deadline - Date.now()))) return;
+    }
+  } catch (error) {
+    log(where, `${HOST}: could not wake the daemon: ${error?.message || error}`);
+  }
+}
+
 // Payloads on their way: spooled if OpenCode exits before the daemon answered.
 const inflight = new Map();
 let sending = 0;
@@ -414,6 +454,7 @@ export const MnemoweavePlugin = async (ctx = {}) => {
   const woven = new Set(); // sessions whose first message has been answered
   const messages = new Map(); // message id -> {session, role, parts: Map(part id -> text)}
   const sent = new Set(); // message ids already sent at an idle
+  let waking = wake(home()); // what a session's first message waits for
 
   const common = (sessionID) => ({
     sessionID,
@@ -485,6 +526,7 @@ export const MnemoweavePlugin = async (ctx = {}) => {
       if (typeof info.directory === "string" && info.directory) {
         remember(directories, sessionID, info.directory);
       }
+      waking = wake(home());
       const context = contextOf(await send("session.created", common(sessionID)));
       if (context && !woven.has(sessionID)) remember(starts, sessionID, context);
     } else if (type === "session.idle") {
@@ -506,6 +548,7 @@ export const MnemoweavePlugin = async (ctx = {}) => {
         if (!Array.isArray(parts)) return;
         const first = parts.find((p) => typeof p?.messageID === "string");
         const messageID = output?.message?.id || input?.messageID || first?.messageID || "";
+        if (!woven.has(sessionID)) await waking;
         const result = await send("chat.message", { ...common(sessionID), messageID, text });
         let context = contextOf(result);
         if (!context && !result.ok && !woven.has(sessionID)) context = starts.get(sessionID) || "";

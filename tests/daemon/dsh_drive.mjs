@@ -1,6 +1,8 @@
 // Drives the dsh bridge (plugins/dsh/index.js) through one dsh session, standing in for dsh:
 // session start, one step with a typed prompt, the turn's log events, disposal.
-// stdin: {"plugin": path, "home": dir, "session": id, "cwd": dir, "prompt": text, "answer": text}
+// stdin: {"plugin": path, "home": dir, "session": id, "cwd": dir, "prompt": text, "answer": text,
+//         "cold": true to let the bridge start the daemon and keep its default budgets, with the
+//         step right after the session start (as dsh runs them)}
 // stdout: {"injected": [texts given to agent.inject], "step": [texts of the step's messages]}
 
 import fs from 'node:fs'
@@ -11,7 +13,8 @@ const { mount } = await import(pathToFileURL(spec.plugin).href)
 
 const listeners = new Map()
 const ctx = { on: (event, listener) => void listeners.set(event, listener) }
-const bridge = mount(ctx, { home: spec.home, startDaemon: false, budgets: { 'pre-step': 5000 } })
+const settings = spec.cold ? {} : { startDaemon: false, budgets: { 'pre-step': 5000 } }
+const bridge = mount(ctx, { home: spec.home, ...settings })
 
 const injected = []
 const session = { id: spec.session, header: { cwd: spec.cwd } }
@@ -20,7 +23,7 @@ const text = (value) => [{ type: 'text', text: value }]
 const prompt = { id: 'm-1', role: 'user', content: text(spec.prompt), source: { kind: 'user' } }
 
 listeners.get('agent/session-start')({ agent, source: 'startup' })
-await bridge.settled()
+if (!spec.cold) await bridge.settled()
 
 const decision = { kind: 'enter', messages: [prompt] }
 const step = await listeners.get('agent/pre-step')(

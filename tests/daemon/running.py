@@ -32,7 +32,10 @@ def make_home(factory: pytest.TempPathFactory) -> Path:
 
 def daemon_env(home: Path, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")}
-    return env | {"MNEMOWEAVE_HOME": str(home)} | settings
+    # the test's own models cache (../../conftest.py); a module's daemon, started before
+    # that is set, gets one beside its data dir
+    models = os.environ.get("MNEMOWEAVE_MODELS", str(home.with_name(f"{home.name}-models")))
+    return env | {"MNEMOWEAVE_HOME": str(home), "MNEMOWEAVE_MODELS": models} | settings
 
 
 class Daemon:

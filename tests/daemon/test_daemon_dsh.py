@@ -7,11 +7,14 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from running import start_daemon
+
+from mnemoweave import client
 
 ROOT = Path(__file__).resolve().parents[2]
 BRIDGE = ROOT / "plugins" / "dsh" / "index.js"
@@ -75,6 +78,29 @@ def test_a_step_gets_the_weave_and_the_turn_is_stored(daemon, tmp_path):
     assert not (daemon.home / "spool").exists() or not os.listdir(daemon.home / "spool")
     turns = daemon.call("GET", "/v1/turns?session=session-e2e-1")
     assert {t["project"] for t in turns} == {str(repo)}  # the git root of the session's cwd
+
+
+def test_a_cold_first_step_is_woven(home, tmp_path):
+    (home / "config.toml").write_text('embedder = "none"\ndaemon_idle_minutes = 5\n')
+    repo, mnemoweave = project(tmp_path), [sys.executable, "-m", "mnemoweave"]
+    remember = [*mnemoweave, "remember", "Uploads retry three times", "--project", str(repo)]
+    subprocess.run(remember, check=True, timeout=WITHIN, capture_output=True)  # no daemon
+    assert client.lock_holder(home) is None
+    try:
+        out = drive(
+            home,
+            tmp_path,
+            cold=True,
+            session="session-e2e-3",
+            cwd=str(repo),
+            prompt="How often do uploads retry?",
+            answer="Three times.",
+        )
+        prompt, woven = out["step"]
+        assert woven.startswith("<memory") and "Uploads retry three times" in woven
+    finally:
+        stop = [*mnemoweave, "stop", "--wait", "10"]
+        subprocess.run(stop, check=True, timeout=WITHIN, capture_output=True)
 
 
 def test_what_the_bridge_spooled_is_stored_when_a_daemon_starts(home, tmp_path):

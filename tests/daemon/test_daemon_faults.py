@@ -154,13 +154,12 @@ def test_a_10_mb_prompt_is_stored_bounded_while_a_search_is_answered(daemon):
 
 
 def test_a_daemon_killed_mid_import_is_reported_honestly_and_mended_after_restart(
-    home, built_home
+    home, real_models
 ):
     """SIGKILL once the import is committed, while the daemon embeds it: the CLI says so
     and sends the import again (recognised: duplicates), and the next daemon embeds every
     row in the background, with nobody running `doctor --repair`."""
     (home / "config.toml").write_text('embedder = "use-m3"\n', encoding="utf-8")
-    (home / "models").symlink_to(built_home[0] / "models")
     count = 600
     source = home.parent / f"{home.name}-import.jsonl"
     source.write_text(

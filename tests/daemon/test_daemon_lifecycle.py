@@ -199,14 +199,13 @@ def test_another_user_cannot_connect_to_the_socket(daemon):
     assert attempt() == "connected"
 
 
-def test_a_daemon_mends_the_vector_index_a_crash_left_behind(home, built_home):
+def test_a_daemon_mends_the_vector_index_a_crash_left_behind(home, real_models):
     """SIGKILL between SQLite's commit and the vector write leaves rows without vectors;
     the next daemon embeds them itself, with nobody running `doctor --repair`."""
     from mnemoweave import Engine
     from mnemoweave.indexing import drift
 
     (home / "config.toml").write_text('embedder = "use-m3"\n', encoding="utf-8")
-    (home / "models").symlink_to(built_home[0] / "models")
     with Engine(home) as engine:
         engine.remember("The uploader needs httpx timeouts of 10 s")
         engine.ingest("s1", "user", "以后代码注释都用英文")

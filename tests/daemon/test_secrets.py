@@ -146,11 +146,10 @@ def spool_without_a_daemon(monkeypatch, env: dict[str, str], repo: Path, tmp_pat
     node(DSH_DRIVE, spec, env)
 
 
-def test_no_secret_of_the_corpus_reaches_any_file(home, built_home, monkeypatch, tmp_path):
+def test_no_secret_of_the_corpus_reaches_any_file(home, real_models, monkeypatch, tmp_path):
     user, repo, exports = tmp_path / "user", tmp_path / "repo", tmp_path / "exports"
     (repo / ".git").mkdir(parents=True)
     (home / "config.toml").unlink()  # the real model: the vector index is written too
-    (home / "models").symlink_to(built_home[0] / "models")
     monkeypatch.setenv("HOME", str(user))
     env = daemon_env(home, HOME=str(user))
 

@@ -85,8 +85,9 @@ class FakeDaemon:
         self.stop()
 
     def events(self) -> list[str]:
+        """The hook events received, in order (a plugin's look at /v1/daemon is none)."""
         with self._lock:
-            return [path.rsplit("/", 1)[-1] for path, _ in self.requests]
+            return [path.rsplit("/", 1)[-1] for path, _ in self.requests if "/hooks/" in path]
 
     def payloads(self, event: str) -> list[Any]:
         with self._lock:

@@ -115,6 +115,7 @@ class HostHarness:
         env.update(HOME=str(self.home), TMPDIR=str(self.tmpdir))
         env.update({f"XDG_{name}_HOME": str(p) for name, p in self.xdg_homes().items()})
         env.update(MNEMOWEAVE_HOME=str(self.mnemoweave_home), **self.host_env())
+        env["MNEMOWEAVE_MODELS"] = os.environ["MNEMOWEAVE_MODELS"]  # the test's own
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), path])
         for key, value in (extra or {}).items():
             if value is None:

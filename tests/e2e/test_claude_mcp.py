@@ -27,7 +27,7 @@ CONNECT = {"MCP_CONNECT_TIMEOUT_MS": "60000"}
 
 
 def mw(claude, *args: str) -> subprocess.CompletedProcess:
-    return daemons.mw(claude.env(), *args)
+    return daemons.mw(claude.env(), *args, cwd=claude.cwd)  # in Claude's project
 
 
 def stop_daemon(claude) -> None:

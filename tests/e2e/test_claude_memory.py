@@ -18,6 +18,7 @@ from mnemoweave import client
 
 from . import daemons
 from .claude import request_texts
+from .fake_anthropic import message_bodies
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugins" / "claude-code"
@@ -26,7 +27,7 @@ WITH_PLUGIN = ("--plugin-dir", str(PLUGIN))
 
 
 def mw(claude, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return daemons.mw(claude.env(), *args, timeout=timeout)
+    return daemons.mw(claude.env(), *args, cwd=claude.cwd, timeout=timeout)  # its project
 
 
 def start_daemon(claude) -> None:
@@ -69,9 +70,8 @@ def stored(claude, session: str) -> list[tuple[str, str]]:
 
 
 @pytest.fixture
-def daemon_with_models(claude, built_home):
+def daemon_with_models(claude, real_models):
     claude.mnemoweave_home.mkdir(parents=True, exist_ok=True)
-    (claude.mnemoweave_home / "models").symlink_to(built_home[0] / "models")
     start_daemon(claude)
     yield
     stop_daemon(claude)
@@ -187,3 +187,24 @@ def test_a_continued_session_gets_each_memory_line_once(claude, fake_anthropic, 
     assert "10s timeout" in woven and "以后代码注释都用英文" in woven  # in the history...
     texts = [re.sub(r"^- (\[[^]]*\] )?", "", line).rsplit(" (", 1)[0] for line in last]
     assert len(texts) == len(set(texts)), last  # ...and no line twice, by id or by text
+
+
+def test_with_the_plugin_and_a_settings_install_a_prompt_gets_one_block(
+    claude, fake_anthropic, daemon
+):
+    assert mw(claude, "remember", "Staging deploys need the VPN", "--global").returncode == 0
+
+    def blocks() -> int:
+        """The memory blocks in the run's last request to the model."""
+        result = claude.run("What do staging deploys need?", *WITH_PLUGIN)
+        assert result.rc == 0, result
+        *_, last = message_bodies(result.requests)
+        return sum(text.count('<memory source="mnemoweave"') for text in request_texts(last))
+
+    blocks()  # from the second run on, a session also gets the scene of the one before
+    alone = blocks()
+    assert alone >= 2  # the session start's block and the prompt's
+    installed = mw(claude, "install", "claude-code")  # into $HOME/.claude/settings.json
+    assert installed.returncode == 0, installed.stderr
+    assert blocks() == alone
+    assert "stands aside" in (claude.mnemoweave_home / "logs" / "hooks.log").read_text()

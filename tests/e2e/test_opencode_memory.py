@@ -46,7 +46,7 @@ def stored(opencode, session: str | None) -> list[tuple[str, str]]:
 
 
 def pending(opencode) -> list[dict]:
-    found = mw(opencode.env(), "pending", "--json")
+    found = mw(opencode.env(), "pending", "--json", cwd=opencode.cwd)
     assert found.returncode == 0, found.stderr
     return json.loads(found.stdout)["cards"]
 
@@ -143,8 +143,8 @@ def test_with_the_daemon_down_opencode_works_and_no_turn_is_lost(opencode, fake_
         settings["MNEMOWEAVE_BIN"] = str(failing)
     result = opencode.run("Remember that staging deploys need a VPN.", env=settings)
     assert result.rc == 0 and result.reply == "OK-FAKE", result
-    assert "opencode" in (home / "logs" / "hooks.log").read_text()
     if how == "it cannot start":
+        assert "opencode" in (home / "logs" / "hooks.log").read_text()
         records = [json.loads(p.read_text()) for p in sorted((home / "spool").glob("*.json"))]
         events = [record["event"] for record in records]
         assert {"session.created", "chat.message", "session.idle"} <= set(events)
@@ -158,6 +158,21 @@ def test_with_the_daemon_down_opencode_works_and_no_turn_is_lost(opencode, fake_
         )
     )
     wait_for(lambda: not list((home / "spool").glob("*.json")))
+
+
+def test_a_cold_first_prompt_is_woven(opencode, fake_openai):
+    home = opencode.mnemoweave_home
+    write_config(home)
+    opencode.use_plugin()
+    remember(opencode, "The staging database is called pg-stage-7")  # in-process: no daemon
+    assert client.lock_holder(home) is None
+    fake_openai.reply = "Staging uses pg-stage-7."
+    try:
+        result = opencode.run("Which database does staging use?")
+        assert result.rc == 0 and result.reply == "Staging uses pg-stage-7.", result
+        assert FENCE in result.user_text and "pg-stage-7" in result.user_text
+    finally:
+        stop_daemons(home)
 
 
 @pytest.mark.parametrize("behaviour", ["stale socket", "hang", "garbage"])
@@ -200,10 +215,8 @@ def test_an_installed_copy_works_in_the_real_cli(opencode, fake_openai, daemon):
     assert any(name.startswith("mnemoweave_") for name in tools), tools  # the MCP server
     done = mw(env, "uninstall", "opencode", "--scope", "project", cwd=opencode.cwd)
     assert done.returncode == 0, done.stderr
-    assert not plugin.exists() and "mcp" not in json.loads(
-        (opencode.cwd / "opencode.json").read_text()
-    )
-    assert Path(opencode.cwd / ".opencode" / "plugin").is_dir()
+    assert not plugin.exists() and not (opencode.cwd / "opencode.json").exists()  # only ours
+    assert (opencode.cwd / ".opencode").is_dir()  # OpenCode's own files there stay
 
 
 def test_a_continued_session_gets_each_line_once_and_titles_get_none(opencode, fake_openai, daemon):

@@ -128,7 +128,7 @@ def test_a_message_gets_the_weave_and_the_turns_are_stored(drive, env, repo, dae
     assert (
         mw(env, "remember", "Staging deploys need the VPN", "--project", str(repo)).returncode == 0
     )
-    assert mw(env, "remember", "以后代码注释都用英文", "--kind", "pref").returncode == 0
+    assert mw(env, "remember", "以后代码注释都用英文", "--kind", "pref", "--global").returncode == 0
     results = drive(
         [
             event(

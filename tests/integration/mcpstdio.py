@@ -23,8 +23,10 @@ COMMAND = [sys.executable, "-m", "mnemoweave", "mcp"]
 
 
 def server_env(home: Path) -> dict[str, str]:
-    """The server's environment: this data dir, and a HOME inside the test's tmp dir."""
-    return {"MNEMOWEAVE_HOME": str(home), "HOME": str(home.parent / "home")}
+    """The server's environment: this data dir, the test's models cache (../../conftest.py),
+    and a HOME inside the test's tmp dir."""
+    models, user = os.environ["MNEMOWEAVE_MODELS"], str(home.parent / "home")
+    return {"MNEMOWEAVE_HOME": str(home), "MNEMOWEAVE_MODELS": models, "HOME": user}
 
 
 @asynccontextmanager

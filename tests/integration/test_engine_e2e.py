@@ -35,11 +35,9 @@ def test_a_bilingual_session_preference_reaches_the_next_session(real_engine):
     assert real_engine.db.execute("SELECT ended FROM sessions WHERE id = 's1'").fetchone()[0]
 
 
-def test_an_engine_on_another_data_dir_uses_that_dirs_models(built_home, tmp_path):
+def test_a_new_data_dir_uses_the_shared_models_without_a_build(real_models, tmp_path):
     from mnemoweave import Engine
 
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "models").symlink_to(built_home[0] / "models")
-    with Engine(other) as engine:  # MNEMOWEAVE_HOME points elsewhere (the test's own dir)
+    with Engine(tmp_path / "other") as engine:  # not the process's data dir, and new
         assert engine.retrieval_mode() == "hybrid (bm25 + use-m3)"
+    assert not (tmp_path / "other" / "models").exists()

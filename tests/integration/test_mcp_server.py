@@ -43,14 +43,17 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
 
 
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+    """The CLI, in the directory a server started by `run` works in (so in its project)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")}
+    models = os.environ["MNEMOWEAVE_MODELS"]  # the test's own (../../conftest.py)
     return subprocess.run(
         [sys.executable, "-m", "mnemoweave", *args],
-        env=env | {"MNEMOWEAVE_HOME": str(home)},
+        env=env | {"MNEMOWEAVE_HOME": str(home), "MNEMOWEAVE_MODELS": models},
         capture_output=True,
         text=True,
         timeout=60,
         stdin=subprocess.DEVNULL,
+        cwd=home.parent,
     )
 
 
@@ -162,8 +165,8 @@ def test_every_tool_in_process(home, tmp_path):
     assert status["counts"]["memories"] == 3 and status["project"] == str(tmp_path)
     assert status["daemon"].startswith("not running")
     # the project scope is the server's working directory: m_1 and m_3 belong to it
-    listed = json.loads(cli(home, "list", "--json").stdout)["memories"]
-    assert {m["id"]: m["project"] for m in listed} == {"m_3": str(tmp_path), "m_2": ""}
+    listed = json.loads(cli(home, "list", "--project", str(tmp_path), "--json").stdout)
+    assert {m["id"]: m["project"] for m in listed["memories"]} == {"m_3": str(tmp_path), "m_2": ""}
 
 
 BAD_CALLS = [
@@ -259,12 +262,11 @@ def test_an_idle_server_holds_no_lock(home):
     assert status["daemon"].startswith("running")
 
 
-def test_in_process_calls_with_the_models_see_other_writers(built_home, tmp_path_factory):
+def test_in_process_calls_with_the_models_see_other_writers(real_models, tmp_path_factory):
     """With the embedding model each call loads the vector index afresh: a memory another
     process stored between two calls is found by meaning, across languages."""
     home = tmp_path_factory.mktemp("mcp") / "mw"
     home.mkdir()
-    (home / "models").symlink_to(built_home[0] / "models")
     elapsed = {}
 
     async def body(session):

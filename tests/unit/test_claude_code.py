@@ -2,6 +2,7 @@
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -124,13 +125,19 @@ def test_the_plugin_declares_the_same_hooks_as_an_install():
     assert launcher.stat().st_mode & 0o111
 
 
-def test_install_merges_idempotently_with_a_backup_and_uninstall_leaves_the_rest(tmp_path):
+def test_install_merges_idempotently_with_a_backup_and_uninstall_leaves_the_rest(
+    tmp_path, mnemoweave_home
+):
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()
     theirs = {"type": "command", "command": "notify-send done"}
-    settings.write_text(json.dumps({"model": "opus", "hooks": {"Stop": [{"hooks": [theirs]}]}}))
+    before = json.dumps({"model": "opus", "hooks": {"Stop": [{"hooks": [theirs]}]}})
+    settings.write_text(before)
     first = install(settings, command="/venv/bin/python -m mnemoweave.hook")
-    assert first["changed"] and Path(first["backup"]).exists()
+    backup = Path(first["backup"])
+    assert first["changed"] and backup.is_relative_to(mnemoweave_home / "backups")
+    assert backup.read_text() == before and backup.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in settings.parent.iterdir()] == ["settings.json"]
     data = json.loads(settings.read_text())
     assert data["model"] == "opus"
     assert data["hooks"]["Stop"][0] == {"hooks": [theirs]}  # theirs first, untouched
@@ -207,7 +214,8 @@ def test_install_and_hook_through_the_cli(tmp_path, monkeypatch):
     again = runner.invoke(cli, ["install", "claude-code", "--scope", "project"])
     assert again.exit_code == 0 and again.output.startswith("nothing to do")
     assert runner.invoke(cli, ["uninstall", "claude-code", "--scope", "project"]).exit_code == 0
-    assert "hooks" not in json.loads((project / ".claude" / "settings.json").read_text())
+    assert not (project / ".claude").exists()  # nothing left in it: file and folder gone
+    assert sorted(p.name for p in project.rglob("*")) == [".git", "src"]  # no backup here
     assert not (tmp_path / "home" / ".claude").exists()  # the user scope was never touched
     bad = runner.invoke(cli, ["install", "no-such-host"])
     assert bad.exit_code == 2
@@ -302,3 +310,36 @@ def test_the_weave_does_not_quote_the_prompt_back(engine):
     context = answer["hookSpecificOutput"]["additionalContext"] if answer else ""
     assert "nightly export job" not in context
     assert engine.db.execute("SELECT count(*) FROM turns").fetchone()[0] == 1
+
+
+def test_the_plugins_hook_stands_aside_for_a_settings_install(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from mnemoweave.cli import cli
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("MNEMOWEAVE_HOOK_BUDGET_MS", "0")  # no daemon: the prompt is spooled
+    runner = CliRunner()
+    prompt = json.dumps(payload("UserPromptSubmit", cwd=str(project)))
+    log = Path(os.environ["MNEMOWEAVE_HOME"]) / "logs" / "hooks.log"
+
+    def prompted(via: str) -> list[str]:
+        monkeypatch.setenv("MNEMOWEAVE_HOOK_VIA", via)
+        done = runner.invoke(cli, ["hook", "claude-code", "UserPromptSubmit"], input=prompt)
+        assert (done.exit_code, done.output) == (0, "")
+        return log.read_text().splitlines() if log.exists() else []
+
+    assert "spooled" in prompted("plugin")[-1]  # the only install: its hook goes on
+    assert runner.invoke(cli, ["install", "claude-code", "--scope", "project"]).exit_code == 0
+    assert "stands aside for the hooks in" in prompted("plugin")[-1]
+    assert "spooled" in prompted("settings")[-1]  # the settings install's hook goes on
+    doctor = json.loads(runner.invoke(cli, ["doctor", "--json"]).output)
+    assert doctor["warnings"] == []  # the plugin is not enabled
+    user = tmp_path / "home" / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"enabledPlugins": {"mnemoweave@local": True}}))
+    (warning,) = json.loads(runner.invoke(cli, ["doctor", "--json"]).output)["warnings"]
+    assert "both installed" in warning and "--scope project" in warning

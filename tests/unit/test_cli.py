@@ -8,7 +8,9 @@ from mnemoweave.cli import cli
 
 
 @pytest.fixture
-def run():
+def run(tmp_path, monkeypatch):
+    """The CLI, run from a directory outside any repository (its own project)."""
+    monkeypatch.chdir(tmp_path)
     runner = CliRunner()
 
     def invoke(*args, input=None):
@@ -46,7 +48,8 @@ def test_remember_then_search_in_both_languages(run):
     assert hits[0]["kind"] == "pref" and hits[0]["created"].endswith("Z")
     hits = as_json(run("search", "backoff", "--project", "up", "--json"))["hits"]
     assert [h["id"] for h in hits] == [en["id"]] and hits[0]["project"] == "up"
-    human = run("search", "backoff")
+    assert as_json(run("search", "backoff", "--json"))["hits"] == []  # another project
+    human = run("search", "backoff", "--project", "up")
     assert en["id"] in human.output and "exponential backoff" in human.output
 
 
@@ -110,7 +113,7 @@ def test_import_export_status_doctor(run, tmp_path):
     src = tmp_path / "t.jsonl"
     src.write_text('{"session": "s", "role": "user", "text": "hello import"}\n')
     assert as_json(run("import", str(src), "--json"))["turns"] == 1
-    run("remember", "exported memory")
+    run("remember", "exported memory", "--global")
     out = run("export", str(tmp_path / "out"))
     assert out.exit_code == 0 and "global.md" in out.output
     status = as_json(run("status", "--json"))

@@ -134,7 +134,7 @@ def test_distill_through_the_cli(engine):
     cards = json.loads(result.output)["cards"]
     assert cards and all(card["id"].startswith("c_") for card in cards)
     again = runner.invoke(cli, ["distill"])
-    assert again.exit_code == 0 and again.output.startswith("0 new card(s)")
+    assert again.exit_code == 0 and again.output.startswith("0 new cards to review")
     bad = runner.invoke(cli, ["distill", "--limit", "0"])
     assert bad.exit_code == 2 and "bad window" in bad.output
     bad_time = runner.invoke(cli, ["distill", "--since", "yesterday-ish"])

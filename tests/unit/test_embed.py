@@ -18,6 +18,7 @@ from mnemoweave.embed import (
     Embedder,
     EmbedderSpec,
     build_models,
+    built,
     load_embedder,
     models_dir,
     registered,
@@ -87,8 +88,7 @@ def test_builtins_are_registered() -> None:
     assert all(s.description for s in specs.values())
 
 
-def test_load_embedder_is_none_until_built(mnemoweave_home: Path) -> None:
-    assert models_dir() == mnemoweave_home / "models"
+def test_load_embedder_is_none_until_built() -> None:
     assert load_embedder("use-m3") is None
     assert load_embedder("e5-small") is None
 
@@ -168,6 +168,79 @@ def test_damaged_model_raises_a_readable_error() -> None:
     build_models(["stub"], pm=pm)
     with pytest.raises(MnemoweaveError, match="cannot be loaded.*protobuf parsing failed"):
         load_embedder("stub", pm)
+
+
+# --- where built models live: one cache for every data dir -----------------------------
+
+
+def test_models_dir_is_the_setting_else_the_xdg_cache_else_the_home_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("MNEMOWEAVE_MODELS", str(tmp_path / "mine"))
+    assert models_dir() == tmp_path / "mine"
+    monkeypatch.delenv("MNEMOWEAVE_MODELS")
+    assert models_dir() == tmp_path / "xdg-cache" / "mnemoweave" / "models"  # ../../conftest.py
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # not absolute: ignored, as XDG says
+    assert models_dir() == tmp_path / "user" / ".cache" / "mnemoweave" / "models"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert models_dir() == tmp_path / "user" / ".cache" / "mnemoweave" / "models"
+
+
+def test_builds_land_in_the_setting_else_in_the_xdg_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pm = plugin_manager(StubPlugin())
+    monkeypatch.delenv("MNEMOWEAVE_MODELS")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (result,) = build_models(["stub"], pm=pm)
+    assert result.path == tmp_path / "xdg" / "mnemoweave" / "models" / "stub"
+    assert is_built(result.path)
+    monkeypatch.setenv("MNEMOWEAVE_MODELS", str(tmp_path / "mine"))
+    assert load_embedder("stub", pm) is None  # another cache: nothing built there yet
+    (result,) = build_models(["stub"], pm=pm)
+    assert result.built and result.path == tmp_path / "mine" / "stub"
+
+
+def test_a_new_data_dir_finds_the_models_built_for_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stub = StubPlugin()
+    pm = plugin_manager(stub)
+    monkeypatch.setenv("MNEMOWEAVE_HOME", str(tmp_path / "first"))
+    build_models(["stub"], pm=pm)
+    monkeypatch.setenv("MNEMOWEAVE_HOME", str(tmp_path / "second"))
+    assert load_embedder("stub", pm) is not None
+    assert load_embedder("stub", pm, home=tmp_path / "third") is not None
+    (again,) = build_models(["stub"], pm=pm)
+    assert not again.built and len(stub.calls) == 1
+    assert not (tmp_path / "first" / "models").exists()
+
+
+def test_an_old_data_dir_keeps_its_models_moved_into_the_cache_once(
+    tmp_path: Path, mnemoweave_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stub = StubPlugin()
+    pm = plugin_manager(stub)
+    old = mnemoweave_home / "models" / "stub"
+    build_model("stub", old, False, SOURCE, producer(stub.calls))  # where older versions built
+    demo = tmp_path / "demo"  # another data dir opened from this one's process, as the demo is
+    assert built("stub", pm, home=demo)  # as `status` and `model list` ask: nothing loaded
+    assert is_built(models_dir() / "stub") and not (mnemoweave_home / "models").exists()
+    assert load_embedder("stub", pm, home=demo) is not None
+    (again,) = build_models(["stub"], pm=pm)
+    assert not again.built and len(stub.calls) == 1  # no rebuild
+
+    other = tmp_path / "other"
+    build_model("stub", other / "models" / "stub", False, SOURCE, producer(stub.calls))
+    assert load_embedder("stub", pm, home=other) is not None
+    assert is_built(other / "models" / "stub")  # the cache has one: this one stays, unused
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "models").symlink_to(other / "models")  # a link's target is not ours to move
+    monkeypatch.setenv("MNEMOWEAVE_MODELS", str(tmp_path / "empty-cache"))
+    assert load_embedder("stub", pm, home=linked) is None
+    assert is_built(other / "models" / "stub")
 
 
 # --- the shared build flow ---------------------------------------------------------------

@@ -75,7 +75,7 @@ def test_a_reason_is_stored_with_its_secrets_redacted(session):
 def test_pending_cards_are_counted_in_the_nudge_never_woven_as_knowledge(session):
     woven = session.weave("httpx timeout upload hang", project="up")
     assert not [line for line in woven.knowledge if line.ref.startswith("m_")]
-    assert "2 cards await review" in woven.text
+    assert "2 cards to review" in woven.text
 
 
 def test_feedback_moves_weight_within_bounds_and_outdated_retires(engine):
@@ -112,15 +112,17 @@ def test_review_through_the_cli(session, mnemoweave_home):
         result = runner.invoke(cli, list(args), catch_exceptions=False)
         return result
 
-    cards = json.loads(run("pending", "--json").stdout)["cards"]
+    cards = json.loads(run("pending", "--project", "up", "--json").stdout)["cards"]
     assert [c["id"] for c in cards] == ["c_1", "c_2"]
-    accepted = json.loads(run("review", "c_1", "accept", "--json").stdout)
+    accepted = json.loads(run("review", "c_1", "accept", "--global", "--json").stdout)
     assert accepted["action"] == "new"
+    assert json.loads(run("get", accepted["id"], "--json").stdout)["project"] == ""
     got = json.loads(run("get", accepted["id"], "--evidence", "--json").stdout)
     assert [t["id"] for t in got["evidence_turns"]] == ["t_1"]
     assert run("review", "c_2", "reject", "--why", "noise").stdout.startswith("rejected c_2")
     assert run("review", "c_2", "accept").exit_code == 2  # already decided
     assert run("review", "c_1", "reject", "--kind", "pref").exit_code == 2
+    assert run("review", "c_1", "reject", "--global").exit_code == 2
     assert run("feedback", accepted["id"], "useful").exit_code == 0
     lines = run("rehydrate", "--session", "s1").stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["t_1", "t_2", "t_3"]

@@ -75,3 +75,53 @@ def test_skill_cli(mnemoweave_home):
     assert checked["verdict"] == "known" and checked["best"]["name"] == "git-release"
     assert "1. tag" in runner.invoke(cli, ["skill", "load", "git-release"]).stdout
     assert "used 1" in runner.invoke(cli, ["skill", "list"]).stdout
+
+
+def test_an_unknown_task_is_queued_to_learn_and_closed_when_learned(engine):
+    from mnemoweave import skill_queue
+
+    skills.teach(engine, "git-release", **RELEASE)
+    skills.check(engine, "how do I release a new version")  # known: not queued
+    skills.check(engine, "publish the docs site")  # partial: not queued
+    skills.check(engine, "rotate the database credentials")
+    skills.check(engine, "rotate   the database credentials")  # the same task, asked again
+    skills.check(engine, "set up the CI cache with token=Zq8vXc4LmN8pQ2Zq8vXc4LmN8pQ2")
+    entries = skill_queue.entries(engine)
+    assert [(e["number"], e["asked"]) for e in entries] == [(1, 2), (2, 1)]
+    assert entries[0]["task"] == "rotate the database credentials"
+    assert "Zq8vXc4LmN8pQ2" not in entries[1]["task"]  # stored text is cleaned
+    assert skill_queue.close(engine, "1")["task"] == "rotate the database credentials"
+    with pytest.raises(NotFound):
+        skill_queue.close(engine, "1")  # closed already
+    assert [e["number"] for e in skill_queue.entries(engine)] == [2]
+
+
+def test_skill_queue_from_the_cli_and_the_mcp_tool(mnemoweave_home):
+    import asyncio
+
+    from mnemoweave.mcp_server import build
+
+    runner = CliRunner()
+    checked = runner.invoke(cli, ["skill", "check", "rotate the database credentials"])
+    assert checked.stdout.startswith("unknown (queued to learn")
+    assert runner.invoke(cli, ["skill", "queue"]).stdout == (
+        "  1. rotate the database credentials  (asked 1x)\n"
+    )
+
+    def tool(**arguments) -> str:
+        result = asyncio.run(build("").call_tool("memory_skill", arguments))
+        assert not result.is_error, result.content[0].text
+        return result.content[0].text
+
+    assert "queued to learn" in tool(action="check", query="renew the TLS certificates")
+    assert tool(action="queue").splitlines() == [
+        "1. rotate the database credentials (asked 1x)",
+        "2. renew the TLS certificates (asked 1x)",
+    ]
+    assert tool(action="queue", name="2").startswith("closed renew the TLS certificates\n")
+    closed = runner.invoke(cli, ["skill", "queue", "--done", "rotate the database credentials"])
+    assert closed.stdout == (
+        "closed 1. rotate the database credentials\nthe learning queue is empty\n"
+    )
+    missing = runner.invoke(cli, ["skill", "queue", "--done", "9"])
+    assert missing.exit_code == 2 and "no open entry" in missing.stderr

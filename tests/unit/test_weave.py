@@ -97,7 +97,7 @@ def test_tiers_pinned_pending_and_order(engine):
     assert tiers["scene"] == ["session:s1", "t_1"]  # the previous session and its goal
     text = woven.text
     assert text.index("## scene") < text.index("## knowledge") < text.index("## nudge")
-    assert "1 cards await review" in text
+    assert "1 card to review" in text
 
 
 def test_superseded_trashed_pending_and_chat_never_woven_as_knowledge(engine):

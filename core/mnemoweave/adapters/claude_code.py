@@ -6,7 +6,7 @@ PostToolUse       -> a short observation of a tool call worth keeping (a tool tu
 Stop              -> the assistant's last message, then idle (distill the session)
 PreCompact        -> pre_compact (distill); SessionEnd -> end (distill)
 
-The project is the git root of the payload's `cwd`. Turn keys come from the payload, so a
+The project is the one of the payload's `cwd`. Turn keys come from the payload, so a
 turn the hook and the transcript both report, or a replayed payload, is stored once.
 """
 

@@ -8,7 +8,7 @@ session-end    -> end (distill)
 
 The bridge (plugins/dsh/index.js) reads dsh's live agent, session and session-log objects
 and posts plain JSON: every payload names `session_id` and the session's `cwd` (its
-project is the git root); `pre-step` and `turn-end` carry the dsh `turn` number and
+project is the one of that directory); `pre-step` and `turn-end` carry the dsh `turn` number and
 `messages: [{role, text}]`. Turn keys hash the session, turn, role and cleaned text, so a
 message reported at pre-step and again at turn-end, or replayed from the spool (where it
 was written cleaned), is stored once. Answers are `{"context": text}`.

@@ -4,7 +4,7 @@ events out, and the answer the plugin puts into the chat.
 The plugin does not forward OpenCode's own hook objects (they change between releases);
 it sends one small JSON object per event, built from them. Every payload carries
 `sessionID` (required) and the `directory` and `worktree` the plugin was loaded for
-(optional; the project is the git root of `directory`, else of `worktree` unless that is
+(optional; the project is the one of `directory`, else of `worktree` unless that is
 OpenCode's "/" for a directory outside git).
 
 event                           payload beyond the common fields -> events; answer
@@ -62,7 +62,7 @@ def turn_key(session: str, role: str, text: str, message_id: str | None = None) 
 
 
 def project_of(payload: dict[str, Any]) -> str:
-    """The git root of the plugin's directory (or worktree; "/" means no worktree)."""
+    """The project of the plugin's directory (or worktree; "/" means no worktree)."""
     directory = payloads.text(payload, "directory", required=False).strip()
     worktree = payloads.text(payload, "worktree", required=False).strip()
     if not directory and worktree != "/":

@@ -144,7 +144,7 @@ def _classify(ctx: Context, text: str, role: str = "user") -> Any:
     return ctx.engine.classify(Turn("api", role, text))
 
 
-_REVIEW_OPTIONS = {"accept": {"kind", "summary", "title"}, "reject": {"why"}}
+_REVIEW_OPTIONS = {"accept": {"kind", "summary", "title", "project"}, "reject": {"why"}}
 
 
 def _review(ctx: Context, ref: str, decision: str, **options: Any) -> Any:
@@ -248,9 +248,10 @@ ROUTES: list[Route] = [
     operation("GET", "/v1/cards", "pending", "Candidate cards awaiting review.",
               {"project": OPT_STR, "limit": INT}, returns=array(ref("Card"))),
     operation("POST", "/v1/cards/{ref}/review", "review",
-              "Accept a pending card (kind, summary, title) or reject it (why).",
+              "Accept a pending card (kind, summary, title, project: its scope, '' for"
+              " global) or reject it (why).",
               {"ref": ID, "decision": one_of("accept", "reject"), "kind": OPT_KIND,
-               "summary": OPT_STR, "title": OPT_STR, "why": STR},
+               "summary": OPT_STR, "title": OPT_STR, "project": OPT_STR, "why": STR},
               ("ref", "decision"), WRITTEN, _review),
     operation("POST", "/v1/memories/{ref}/feedback", "feedback",
               "useful / wrong move a memory's weight; outdated retires it.",
@@ -263,6 +264,9 @@ ROUTES: list[Route] = [
               "The raw turns of a session or time window, or those matching words.",
               {"session": OPT_STR, "start": OPT_NUM, "end": OPT_NUM, "match": OPT_STR,
                "limit": INT}, returns=array(ref("Turn"))),
+    operation("GET", "/v1/threads", "threads.unanswered",
+              "User turns no assistant turn has answered yet, per session.",
+              {"within": OPT_NUM}, returns=array(ref("Turn"))),
     operation("POST", "/v1/skills", "skills.teach",
               "Save or update a skill (every missing piece is reported at once).",
               {"name": STR, "summary": STR, "triggers": STRS, "steps": STRS,
@@ -274,6 +278,18 @@ ROUTES: list[Route] = [
               {"query": STR}, ("query",), OBJECT),
     operation("POST", "/v1/skills/{name}/load", "skills.load",
               "A skill's full steps (counts a use).", {"name": STR}, ("name",), ref("Skill")),
+    operation("GET", "/v1/skills/queue", "skill_queue.entries",
+              "The learning queue: tasks a check found no skill for, the most asked first.",
+              returns=array(OBJECT)),
+    operation("POST", "/v1/skills/queue/close", "skill_queue.close",
+              "Close a learning queue entry (its number or its task).", {"which": STR},
+              ("which",), OBJECT),
+    operation("GET", "/v1/projects", "projects.listing",
+              "Every project the store holds, with its key, name and rows per table.",
+              returns=array(OBJECT)),
+    operation("POST", "/v1/projects/rename", "projects.rename",
+              "Move everything of project `old` to `new` (merging when `new` holds rows).",
+              {"old": STR, "new": STR}, ("old", "new"), OBJECT),
     operation("GET", "/v1/hygiene", "hygiene.report",
               "Near-duplicates, stale memories and index drift; changes nothing.",
               {"now": OPT_NUM}, returns=OBJECT),

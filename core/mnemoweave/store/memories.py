@@ -195,3 +195,16 @@ def listing(
         " LIMIT ?",
         [status, *params, n],
     ).fetchall()
+
+
+COUNTED_BY = {  # what the active memories can be counted by: the SQL that groups them
+    "kind": "SELECT kind, count(*) FROM memories WHERE status = 'active' GROUP BY kind",
+    "tag": "SELECT tag.value, count(*) FROM memories, json_each(memories.tags) AS tag"
+    " WHERE status = 'active' GROUP BY tag.value",
+}
+
+
+def counts_by(db: sqlite3.Connection, what: str) -> dict[str, int]:
+    """Active memories per kind or per tag ("kind", "tag"), the most common first."""
+    rows = db.execute(COUNTED_BY[what]).fetchall()
+    return dict(sorted(((str(name), n) for name, n in rows), key=lambda pair: (-pair[1], pair[0])))

@@ -6,6 +6,7 @@ released: add a new one instead.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from collections.abc import Callable
@@ -200,6 +201,76 @@ def m008_private_files(db: sqlite3.Connection) -> None:
         tighten(Path(path).parent)
 
 
+def m009_ids_never_reused(db: sqlite3.Connection) -> None:
+    """Memory, card and turn ids are never handed out twice (a purged `m_6` stays gone):
+    each table is rebuilt with AUTOINCREMENT, keeping its rows, ids and indexes, and its
+    counter starts above every id the audit log has seen, purged ones included. The
+    full-text tables are keyed by the same ids and need no change."""
+    for table, prefix in (("memories", "m"), ("cards", "c"), ("turns", "t")):
+        schema = db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()[0]
+        indexes = [
+            row[0]
+            for row in db.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?"
+                " AND sql IS NOT NULL",
+                (table,),
+            )
+        ]
+        rebuilt, count = re.subn(
+            r"\bid INTEGER PRIMARY KEY\b", "id INTEGER PRIMARY KEY AUTOINCREMENT", schema, count=1
+        )
+        if not count:
+            raise ValueError(f"unexpected schema for {table}: {schema[:80]}")
+        rebuilt = rebuilt.replace(f"CREATE TABLE {table}", f"CREATE TABLE {table}_rebuilt", 1)
+        db.execute(rebuilt)
+        db.execute(f"INSERT INTO {table}_rebuilt SELECT * FROM {table}")
+        db.execute(f"DROP TABLE {table}")
+        db.execute(f"ALTER TABLE {table}_rebuilt RENAME TO {table}")
+        for sql in indexes:
+            db.execute(sql)
+        highest = db.execute(
+            f"SELECT max(coalesce((SELECT max(id) FROM {table}), 0), coalesce((SELECT"
+            " max(CAST(substr(target, 3) AS INTEGER)) FROM audit WHERE substr(target, 1, 2) = ?"
+            "), 0))",
+            (f"{prefix}_",),
+        ).fetchone()[0]
+        db.execute("DELETE FROM sqlite_sequence WHERE name = ?", (table,))
+        db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (table, highest))
+
+
+def m010_project_keys(db: sqlite3.Connection) -> None:
+    """Projects are named by their repository, not their path (see projects.py): each
+    path-named project whose directory still exists moves to its key, so its clones and
+    worktrees share it. A path that no longer exists keeps its name (`mnemoweave project
+    rename` moves it)."""
+    from ..projects import project_from_cwd
+    from . import projects
+
+    for path in projects.counts(db):
+        if path.startswith("/") and Path(path).is_dir():
+            key = project_from_cwd(path)
+            if key and key != path:
+                projects.rename(db, path, key)
+
+
+def m011_skill_queue(db: sqlite3.Connection) -> None:
+    """Tasks a skill check found no skill for, to learn: asked how often, and when closed."""
+    db.execute(
+        """
+        CREATE TABLE skill_queue (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            task TEXT NOT NULL UNIQUE,
+            asked INTEGER NOT NULL DEFAULT 1,
+            created REAL NOT NULL,
+            last_asked REAL NOT NULL,
+            done REAL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
@@ -209,6 +280,9 @@ MIGRATIONS: list[Migration] = [
     m006_stemmed_fts,
     m007_woven,
     m008_private_files,
+    m009_ids_never_reused,
+    m010_project_keys,
+    m011_skill_queue,
 ]
 
 
@@ -222,22 +296,35 @@ def migrate(db: sqlite3.Connection) -> list[str]:
         "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)"
     )
     done = set(applied(db))
-    ran = []
-    for migration in MIGRATIONS:
-        name = migration.__name__
-        if name in done:
-            continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            # re-check under the write lock: another process may have just applied it
-            if db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
-                db.execute("ROLLBACK")
-                continue
-            migration(db)
-            db.execute("INSERT INTO migrations (name, applied) VALUES (?, ?)", (name, time.time()))
-            db.execute("COMMIT")
-        except BaseException:
+    pending = [m for m in MIGRATIONS if m.__name__ not in done]
+    if not pending:
+        return []
+    # a table rebuild drops a table others refer to: foreign keys are checked after each
+    # migration instead (the pragma only changes outside a transaction)
+    enforced = db.execute("PRAGMA foreign_keys").fetchone()[0]
+    db.execute("PRAGMA foreign_keys = OFF")
+    try:
+        return [m.__name__ for m in pending if _apply(db, m)]
+    finally:
+        db.execute(f"PRAGMA foreign_keys = {'ON' if enforced else 'OFF'}")
+
+
+def _apply(db: sqlite3.Connection, migration: Migration) -> bool:
+    """Apply one migration in its own transaction; False if another process just did."""
+    name = migration.__name__
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        # re-check under the write lock: another process may have just applied it
+        if db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
             db.execute("ROLLBACK")
-            raise
-        ran.append(name)
-    return ran
+            return False
+        migration(db)
+        broken = db.execute("PRAGMA foreign_key_check").fetchone()
+        if broken:
+            raise sqlite3.IntegrityError(f"{name} broke a foreign key in {broken[0]}")
+        db.execute("INSERT INTO migrations (name, applied) VALUES (?, ?)", (name, time.time()))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return True
