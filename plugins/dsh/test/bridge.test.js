@@ -225,7 +225,7 @@ test('apply listens to the four dsh events and returns nothing to Cordis', () =>
     ['agent/pre-step', 'agent/session-start', 'session/disposed', 'session/event'],
   )
   const broken = { on: () => { throw new Error('no such event') } }
-  assert.equal(apply(broken, { home }), undefined)
+  assert.equal(apply(broken, { home, startDaemon: false }), undefined)
   assert.match(logLines(home).at(-1), /could not listen to session\/disposed: no such event/)
 })
 
