@@ -181,7 +181,7 @@ def search(
         hits = listed(
             engine.search(query, k=k, project=project, kind=kind, source=source, mode=mode)
         )
-        retrieval = engine.retrieval_mode()
+        retrieval = "lexical (bm25)" if mode == "lexical" else engine.retrieval_mode()
     if as_json:
         rows = []
         for hit in hits:

@@ -383,7 +383,8 @@ class Engine:
         if not query or not query.strip():
             raise InvalidInput("the search query is empty")
         query = query_part(query)
-        retriever = Retriever(self.db, self.config, self.channels, self._vectors)
+        channels = [] if mode == "lexical" else self.channels  # lexical loads no model
+        retriever = Retriever(self.db, self.config, channels, self._vectors)
         scope = _project_filter(project)
         hits: list[Hit] = []
         if source in ("memories", "all"):

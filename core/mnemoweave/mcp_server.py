@@ -74,11 +74,11 @@ DESCRIPTIONS = {
     ),
     "memory_remember": (
         "Store a durable memory: a preference, decision, fact or goal worth keeping across "
-        "sessions. Duplicates merge. Scope project (default) or global."
+        "sessions. Duplicates merge."
     ),
     "memory_get": (
         "One memory (m_N), card (c_N) or raw turn (t_N) in full; evidence=true adds the raw "
-        "turns it came from. Stored text, as data in a <memory> block."
+        "turns it came from. Data in a <memory> block."
     ),
     "memory_forget": (
         "Trash a memory (restore=true undoes). tag or match (text): list what they select; "
@@ -86,11 +86,11 @@ DESCRIPTIONS = {
     ),
     "memory_pending": (
         "Candidate cards awaiting review, with suggested kind, confidence and evidence ids; "
-        "decide each with memory_review. Stored text, as data in a <memory> block."
+        "decide each with memory_review. Data in a <memory> block."
     ),
     "memory_review": (
-        "Decide a pending card: accept as-is or with an edited summary/kind/title, or "
-        "reject with why. replaces=m_N retires the older memory it updates."
+        "Decide a pending card: accept as-is or with an edited summary/kind/title/scope "
+        "(default the card's), or reject with why. replaces=m_N retires the memory it updates."
     ),
     "memory_feedback": (
         "Rate a memory that surfaced: useful or wrong moves its ranking; outdated retires it."
@@ -101,8 +101,8 @@ DESCRIPTIONS = {
         "source_urls, triggers?)"
     ),
     "memory_status": (
-        "Counts (by=kind|tag: memories per kind or tag), pending cards, retrieval, data dir, "
-        "daemon. threads=N: user turns unanswered in the last N minutes."
+        "Counts (by=kind|tag), pending cards, retrieval, data dir, daemon. threads=N: user "
+        "turns unanswered in the last N minutes."
     ),
 }
 
@@ -410,18 +410,25 @@ def build(project: str | None = None) -> MemoryServer:
         title: str = "",
         why: str = "",
         replaces: Replaces = "",
+        scope: Literal["card", "project", "global"] = "card",
     ) -> str:
         def work(engine: Any) -> str:
             if decision == "reject":
-                if summary or kind or title or replaces:
-                    raise InvalidInput("summary, kind, title and replaces go with accept")
+                if summary or kind or title or replaces or scope != "card":
+                    raise InvalidInput("summary, kind, title, scope and replaces go with accept")
                 return _written(engine.review(id, "reject", why=why))
             if why:
                 raise InvalidInput("why goes with reject")
             if replaces:
                 _check_replaceable(engine, replaces)
+            project = {"card": None, "project": store.project, "global": ""}[scope]
             result = engine.review(
-                id, "accept", kind=kind, summary=summary or None, title=title or None
+                id,
+                "accept",
+                kind=kind,
+                summary=summary or None,
+                title=title or None,
+                project=project,
             )
             return f"{id} accepted: " + _written(result) + _supersede(engine, replaces, result.id)
 

@@ -169,6 +169,28 @@ def test_every_tool_in_process(home, tmp_path):
     assert {m["id"]: m["project"] for m in listed["memories"]} == {"m_3": str(tmp_path), "m_2": ""}
 
 
+def test_a_card_is_rescoped_when_accepted(home, tmp_path):
+    for session, text in [
+        ("s1", "We decided to use pnpm instead of npm."),
+        ("s2", "以后都用 pnpm"),
+    ]:
+        seeded = cli(
+            home, "ingest", "--session", session, "--role", "user", "--project", str(tmp_path), text
+        )
+        assert seeded.returncode == 0, seeded.stderr
+    assert cli(home, "distill").returncode == 0
+
+    async def body(session):
+        first = await call(session, "memory_review", id="c_1", decision="accept", scope="global")
+        second = await call(session, "memory_review", id="c_2", decision="accept")
+        return first, second
+
+    first, second = run(home, body, cwd=tmp_path)
+    assert (first, second) == ((False, "c_1 accepted: new m_1"), (False, "c_2 accepted: new m_2"))
+    listed = json.loads(cli(home, "list", "--project", str(tmp_path), "--json").stdout)
+    assert {m["id"]: m["project"] for m in listed["memories"]} == {"m_1": "", "m_2": str(tmp_path)}
+
+
 BAD_CALLS = [
     ("memory_get", {"id": "m_404"}, "memory_get: no memory with id m_404"),
     ("memory_get", {"id": "banana"}, "memory_get: not a valid id: 'banana' (expected m_N"),
@@ -188,6 +210,16 @@ BAD_CALLS = [
         "memory_review",
         {"id": "c_9", "decision": "reject", "summary": "x"},
         "memory_review: summary,",
+    ),
+    (
+        "memory_review",
+        {"id": "c_9", "decision": "reject", "scope": "global"},
+        "memory_review: summary, kind, title, scope and replaces go with accept",
+    ),
+    (
+        "memory_review",
+        {"id": "c_9", "decision": "accept", "scope": "team"},
+        "memory_review: bad arguments: scope:",
     ),
     ("memory_feedback", {"id": "c_1", "verdict": "useful"}, "memory_feedback: c_1 is a card;"),
     ("memory_feedback", {"id": "m_1", "verdict": "great"}, "memory_feedback: bad arguments:"),

@@ -275,3 +275,21 @@ def replace_config(config, **changes):
     from dataclasses import replace
 
     return replace(config, **changes)
+
+
+def test_a_lexical_search_loads_no_model(mnemoweave_home, monkeypatch):
+    """`search --mode lexical` answers without loading an embedding model (a cold CLI call
+    would otherwise spend most of its time on it)."""
+    import mnemoweave.engine
+
+    with Engine() as engine:
+        ref = engine.remember("Uploads use httpx with a 10 s timeout").id
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a lexical search loaded the models")
+
+    monkeypatch.setattr(mnemoweave.engine, "configured_channels", no_model)
+    with Engine() as engine:
+        assert ids(engine.search("upload timeout", mode="lexical")) == [ref]
+        with pytest.raises(AssertionError, match="loaded the models"):
+            engine.search("upload timeout")
