@@ -5,9 +5,29 @@ MNEMOWEAVE_* setting of the caller's environment leaks in."""
 from __future__ import annotations
 
 import os
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+
+_STASH = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run writes no bytecode into the checkout: this process and every Python it starts
+    cache it under a temporary prefix instead (a test that runs ./setup.sh, which compiles the
+    bundle it runs in, removes the prefix from its own environment)."""
+    prefix = tempfile.mkdtemp(prefix="mw-pycache-")
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = prefix
+    config.stash[_STASH] = prefix
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    prefix = config.stash.get(_STASH, None)
+    if prefix:
+        shutil.rmtree(prefix, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -69,6 +69,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calls", type=int, default=200, help="timed hook calls per size")
     parser.add_argument("--warmup", type=int, default=10, help="untimed hook calls first")
     parser.add_argument("--cold-calls", type=int, default=20, help="timed cold CLI calls")
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also time the warm hook with the daemon and hook of git revision REV, on the "
+        "same data dirs in the same run (reported under `baseline`)",
+    )
 
 
 # --- the data dirs -------------------------------------------------------------------------
@@ -406,6 +412,20 @@ def machine() -> dict[str, Any]:
     }
 
 
+def baseline_code(root: Path, rev: str) -> Path:
+    """The package of git revision `rev`, unpacked under `root`: its `core` dir, which a
+    PYTHONPATH puts before the installed one (the store's schema must be the same)."""
+    where = root / "baseline"
+    where.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev, "core"], capture_output=True, timeout=60
+    )
+    if archive.returncode:
+        raise SystemExit(f"hooks: no revision {rev!r}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True, timeout=60)
+    return where / "core"
+
+
 def measure(
     sizes: Sequence[int],
     calls: int,
@@ -413,11 +433,14 @@ def measure(
     cold_calls: int,
     embedder: str,
     models: Path,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
     """The whole benchmark in a temporary root, removed afterwards."""
     root, load_before = short_root(), [round(load, 2) for load in os.getloadavg()]
+    before: dict[str, Any] = {}
     try:
         (root / "home").mkdir()
+        old_code = baseline_code(root, baseline) if baseline else None
         projects = make_projects(root)
         names, mode = resolve_models(embedder, models, root)
         progress(f"hooks: {mode}; data under {root}")
@@ -449,6 +472,12 @@ def measure(
                 progress(f"hooks: cold CLI at {size} memories")
                 cold, cold_tally = cold_run(home, env, rotate(asked, cold_calls, start=calls))
                 rates["cold"] = cold_tally.rates()
+            if old_code is not None:
+                progress(f"hooks: warm daemon at {size} memories, {baseline}")
+                old_env = env | {"PYTHONPATH": str(old_code)}
+                old, old_requests, _ = warm_run(home, old_env, rotate(asked, calls), warmup)
+                before[str(size)] = percentiles(old.ms)
+                before[f"daemon_request_ms_{size}"] = percentiles(old_requests)
             progress(f"hooks: warm daemon at {size} memories")
             tally, requests, start_seconds = warm_run(home, env, rotate(asked, calls), warmup)
             extra["daemon_request_ms"][str(size)] = percentiles(requests)
@@ -471,6 +500,7 @@ def measure(
             "cold_command": "mnemoweave ingest --session S --project P --role user --host "
             "claude-code PROMPT; mnemoweave weave PROMPT --session S --project P (no daemon)",
             "targets": TARGETS,
+            **({"baseline": {"rev": baseline, "warm": before}} if baseline else {}),
             "meets": {
                 "warm_p95_at_largest": largest["p95"] is not None
                 and largest["p95"] <= TARGETS["warm_p95_ms_at_10000"],
@@ -488,4 +518,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit("hooks: --mode does not apply (the hook uses the daemon's retrieval)")
     sizes = sorted({int(size) for size in args.sizes.split(",")})
     calls = args.limit or args.calls
-    return measure(sizes, calls, args.warmup, args.cold_calls, args.embedder, args.models)
+    return measure(
+        sizes, calls, args.warmup, args.cold_calls, args.embedder, args.models, args.baseline
+    )

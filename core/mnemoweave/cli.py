@@ -42,6 +42,17 @@ class MnemoweaveGroup(click.Group):
         except sqlite3.Error as exc:
             raise click.ClickException(f"store error: {exc}") from None
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from .plugins import add_commands  # plugins' commands (register_commands), once
+
+        add_commands(self)
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands:  # maybe a plugin's: built-in ones never wait for them
+            self.list_commands(ctx)
+        return super().get_command(ctx, name)
+
 
 def _engine(local: bool = False) -> Any:
     """The store for this command: the daemon when it answers, else the Engine in-process

@@ -53,7 +53,7 @@ def redact(as_json: bool) -> None:
     click.echo(json.dumps(clean_all(value)))  # ASCII, whatever the locale
 
 
-def _scope_option(function):  # type: ignore[no-untyped-def]
+def _scope_option(function):
     return click.option(
         "--scope",
         type=click.Choice(SCOPES),

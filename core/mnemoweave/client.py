@@ -78,24 +78,42 @@ def _connect(path: Path, deadline: float) -> socket.socket:
 
 
 def _exchange(path: Path, raw: bytes, deadline: float) -> bytes:
-    """Send one request and read the whole answer (the daemon closes the connection);
-    b"" when the connection ended without one."""
+    """Send one request and read the whole answer: up to its Content-Length, or until the
+    daemon closes the connection; b"" when the connection ended without one."""
     sock = _connect(path, deadline)
     try:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             sock.sendall(raw)  # if the daemon closed early, whatever it answered is still read
-        chunks = []
-        while True:
+        answer = bytearray()
+        size: int | None = None  # the whole answer's length, once its head has arrived
+        while size is None or len(answer) < size:
             sock.settimeout(max(0.001, deadline - time.monotonic()))
             try:
                 chunk = sock.recv(65536)
             except ConnectionResetError:
                 chunk = b""
             if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
+                break
+            answer += chunk
+            if size is None:
+                size = _length(answer)
+        return bytes(answer)
     finally:
         sock.close()
+
+
+def _length(answer: bytearray) -> int | None:
+    """The length of the whole answer its head announces (Content-Length), once the head
+    is in: the client need not wait for the close (the daemon may still be busy with work
+    it left for after the answer)."""
+    end = answer.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    for line in bytes(answer[:end]).split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+            return end + 4 + int(value)
+    return 1 << 62  # no length: read until the connection closes
 
 
 def encodable(value: Any) -> Any:

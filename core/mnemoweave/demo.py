@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from .config import data_dir
 from .engine import Engine
+from .model import Turn
 
 SAMPLE = [
     ("pref", "以后代码注释都用英文，提交信息也用英文。", "", ("style",)),
@@ -51,11 +52,13 @@ def run(echo: Callable[[str], None]) -> None:
         echo(f"remember  the first one again -> {again.action} {again.id}")
         for role, text in TURNS:
             result = engine.ingest("demo-session", role, text, host="demo", project="uploader")
-            echo(f"ingest    {result.id} {role}: {engine.get(result.id).text}")
+            turn = engine.get(result.id) if result.id else None
+            assert isinstance(turn, Turn), result  # the sample turns are all stored as turns
+            echo(f"ingest    {result.id} {role}: {turn.text}")
         echo("")
-        for query, project in QUERIES:
-            hits = engine.search(query, k=2, project=project)
-            scope = f" (project {project} + global)" if project else ""
+        for query, where in QUERIES:
+            hits = engine.search(query, k=2, project=where)
+            scope = f" (project {where} + global)" if where else ""
             echo(f"search {query!r}{scope}:")
             for hit in hits:
                 echo(f"    {hit.id} {hit.score:5.2f} {hit.text}")

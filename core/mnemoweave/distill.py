@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mnemoweave.distill")
 
-Distiller = Callable[[Sequence[Turn], Any], list[Card]]
+Distiller = Callable[..., list[Card]]  # distill(turns=..., engine=...): keywords only
 
 MAX_SENTENCES = 3  # sentences in one summary, the most confident ones, in spoken order
 MIN_CONFIDENCE = 0.5  # a sentence the classifier is less sure of is left out, unless vouched
@@ -310,7 +310,8 @@ def run(
     now = time.time()
     for walked in by_session.values():
         texts = {turn.id: turn.text for turn in walked if turn.id}
-        cards = [c for c in distill(walked, engine) if _admissible(engine, c, texts)]
+        found = distill(turns=walked, engine=engine)  # keywords, as the hookspec says
+        cards = [c for c in found if _admissible(engine, c, texts)]
         with transaction(engine.db) as db:
             for card in cards:
                 stored = _store(db, card, now)

@@ -13,6 +13,7 @@ from .config import Config, data_dir, load_config
 from .errors import InvalidInput, NotFound
 from .model import Card, Classification, Hit, Memory, SessionEvent, Turn, check_kind, parse_id
 from .retrieve import MODES, DenseChannel, Retriever, channels_for, configured_channels, describe
+from .scope import project_name, visible
 from .store import audit, damage, fts
 from .store import cards as cards_table
 from .store import memories as memories_table
@@ -24,12 +25,12 @@ from .writes import (
     TurnDraft,
     Writer,
     Written,
+    announce,
     draft_memory,
     draft_of,
     draft_turn,
     forget_turn_copies,
     from_fields,
-    project_name,
 )
 
 SOURCES = ("memories", "turns", "all")
@@ -38,14 +39,6 @@ MAX_K = 1000  # hits one search returns at most (each channel looks at a multipl
 log = logging.getLogger("mnemoweave")
 
 __all__ = ["Engine", "Written"]
-
-
-def _project_filter(project: str | None) -> list[str] | None:
-    """None means every project; a name means that project plus global ('')."""
-    if project is None:
-        return None
-    name = project_name(project)
-    return [name, ""] if name else [""]
 
 
 class Engine:
@@ -108,7 +101,7 @@ class Engine:
         self.close()
 
     def _writer(self) -> Writer:
-        return Writer(self.db, self.config, self.channels)
+        return Writer(self.db, self.config, self.channels, self._vectors, self.pm)
 
     # --- memories -------------------------------------------------------------------------
 
@@ -188,7 +181,7 @@ class Engine:
         if kind is not None:
             check_kind(kind)
         status = "trashed" if trashed else "active"
-        rows = memories_table.listing(self.db, n, kind, _project_filter(project), status)
+        rows = memories_table.listing(self.db, n, kind, visible(project), status)
         return [memories_table.from_row(row) for row in rows]
 
     def forget(self, ref: str, actor: str = "user") -> Written:
@@ -199,7 +192,7 @@ class Engine:
                 return Written("unchanged", ref, reason="already in the trash")
             memories_table.set_status(db, row["id"], "trashed", time.time())
             audit.record(db, "forget", ref, {"status": row["status"]}, {"status": "trashed"}, actor)
-        return Written("trashed", ref)
+        return announce(self.pm, self.db, Written("trashed", ref))
 
     def restore(self, ref: str, actor: str = "user") -> Written:
         """Take a memory out of the trash."""
@@ -212,7 +205,7 @@ class Engine:
             status = "superseded" if row["superseded_by"] is not None else "active"
             memories_table.set_status(db, row["id"], status, None)
             audit.record(db, "restore", ref, {"status": "trashed"}, {"status": status}, actor)
-        return Written("restored", ref)
+        return announce(self.pm, self.db, Written("restored", ref))
 
     def purge(self, ref: str, actor: str = "user") -> Written:
         """Delete a memory or a turn for good: row, indexes, and its content in the audit log."""
@@ -221,6 +214,7 @@ class Engine:
         if table not in tables:
             raise InvalidInput(f"{ref} is a {table}; only memories and turns can be purged")
         name, module = tables[table]
+        gone = self.get(ref) if table == "memory" else None  # what on_memory is told
         with transaction(self.db) as db:
             if module.get(db, rowid) is None:
                 raise NotFound(f"no {table} with id {ref}")
@@ -233,7 +227,7 @@ class Engine:
         checkpoint(self.db)
         for channel in self.channels:
             channel.index.delete(name, [ref])
-        return Written("purged", ref)
+        return announce(self.pm, self.db, Written("purged", ref), gone)
 
     def purge_expired(self, now: float | None = None) -> list[str]:
         """Purge memories that have been in the trash longer than `trash_days`."""
@@ -271,7 +265,7 @@ class Engine:
                 )
                 name = "builtin"
             self._classifier = registry[name]
-        return self._classifier(turn)
+        return self._classifier(turn=turn)  # keywords, as register_classifiers says
 
     def _store_turns(self, drafts: Sequence[TurnDraft | None], actor: str = "") -> list[Written]:
         classify = self.classify
@@ -326,7 +320,7 @@ class Engine:
         """The session's rolling recap (goal, latest decisions, open threads)."""
         from . import capsule
 
-        return capsule.load(turns_table.capsule(self.db, session))
+        return capsule.load(sessions_table.capsule(self.db, session))
 
     def ingest(
         self,
@@ -385,7 +379,7 @@ class Engine:
         query = query_part(query)
         channels = [] if mode == "lexical" else self.channels  # lexical loads no model
         retriever = Retriever(self.db, self.config, channels, self._vectors)
-        scope = _project_filter(project)
+        scope = visible(project)
         hits: list[Hit] = []
         if source in ("memories", "all"):
             hits += retriever.search("memories", query, k, scope, kind, mode)
@@ -406,7 +400,7 @@ class Engine:
 
     def pending(self, project: str | None = None, limit: int = 50) -> list[Any]:
         """Cards awaiting review (a project's and global ones, or all)."""
-        return cards_table.pending(self.db, _project_filter(project), limit)
+        return cards_table.pending(self.db, visible(project), limit)
 
     def review(self, ref: str, decision: str, **options: Any) -> Written:
         """accept (kind, summary, title) or reject (why) a pending card."""
@@ -414,7 +408,9 @@ class Engine:
 
         if decision not in ("accept", "reject"):
             raise InvalidInput(f"unknown decision {decision!r}; use accept or reject")
-        return getattr(review, decision)(self, ref, **options)
+        written = getattr(review, decision)(self, ref, **options)
+        self.pm.hook.on_card(card=self.get(ref))  # the card as decided, after the commit
+        return written
 
     def distill(
         self,
@@ -435,12 +431,12 @@ class Engine:
         """`new` replaces `old` (kept for audit, no longer surfacing)."""
         from .review import supersede
 
-        return supersede(self, old, new)
+        return announce(self.pm, self.db, supersede(self, old, new))
 
     def feedback(self, ref: str, verdict: str) -> Written:
         from .review import feedback
 
-        return feedback(self, ref, verdict)
+        return announce(self.pm, self.db, feedback(self, ref, verdict))
 
     def evidence(self, ref: str) -> list[Turn]:
         from .review import evidence

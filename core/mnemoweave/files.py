@@ -60,16 +60,15 @@ def export_files(engine: Engine) -> dict[str, str]:
     """File name -> content: active memories as Markdown (one file per project), turns as
     JSONL."""
     by_project: dict[str, list[Memory]] = {}
-    for row in engine.db.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id"):
-        memory = memories_table.from_row(row)
+    for memory in memories_table.active(engine.db):
         by_project.setdefault(memory.project, []).append(memory)
     files = {
         transfer.project_filename(project): transfer.render_markdown(project, memories)
         for project, memories in sorted(by_project.items())
     }
-    rows = engine.db.execute("SELECT * FROM turns ORDER BY session_id, seq").fetchall()
-    if rows:
-        lines = [transfer.turn_line(turns_table.from_row(r)) for r in rows]
+    turns = turns_table.transcript(engine.db)
+    if turns:
+        lines = [transfer.turn_line(turn) for turn in turns]
         files["turns.jsonl"] = "\n".join(lines) + "\n"
     return files
 

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 from . import __version__, indexing, private, text
 from .plugins import failures
 from .retrieve import built_mode
+from .store import cards as cards_table
 from .store import damage, fts
 from .store import memories as memories_table
+from .store import skills as skills_table
 from .store import turns as turns_table
-from .store.db import transaction
+from .store.db import journal_mode, transaction
 from .store.migrations import MIGRATIONS, applied
 
 if TYPE_CHECKING:
@@ -40,10 +42,12 @@ def _size(paths: list[Path]) -> int:
 def status(engine: Engine) -> dict[str, Any]:
     db = engine.db
     counts = {
-        table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-        for table in ("turns", "memories", "cards", "skills")
+        "turns": turns_table.count(db),
+        "memories": memories_table.count(db),
+        "cards": cards_table.count(db),
+        "skills": skills_table.count(db),
     }
-    by_status = dict(db.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall())
+    by_status = memories_table.by_status(db)
     names = applied(db)
     files, vectors = list(engine.home.rglob("*")), engine.home / "chroma"
     return {
@@ -51,9 +55,7 @@ def status(engine: Engine) -> dict[str, Any]:
         "memories_by_status": by_status,
         "memories_by_kind": memories_table.counts_by(db, "kind"),
         "memories_by_tag": memories_table.counts_by(db, "tag"),
-        "pending_cards": db.execute(
-            "SELECT count(*) FROM cards WHERE status = 'pending'"
-        ).fetchone()[0],
+        "pending_cards": cards_table.pending_count(db, None),
         "retrieval": built_mode(engine.home, engine.config, engine.pm),
         "plugin_failures": dict(failures(engine.pm)),
         "data_dir": str(engine.home),
@@ -139,7 +141,7 @@ def _integrity_check(engine: Engine) -> Check:
     """SQLite's integrity check. A store that fails it takes no more writes until it passes
     again (see store/damage.py), and the check says how to recover."""
     try:
-        found = "; ".join(row[0] for row in engine.db.execute("PRAGMA integrity_check(5)"))
+        found = damage.integrity(engine.db)
     except sqlite3.DatabaseError as exc:
         if not damage.is_corruption(exc):
             raise
@@ -164,7 +166,7 @@ def doctor(engine: Engine, repair: bool = False) -> list[Check]:
     if not integrity.ok:
         return checks  # the other checks would read a store that cannot be trusted
     db = engine.db
-    mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+    mode = journal_mode(db)
     checks.append(Check("journal mode", mode == "wal", mode))
     wanted = [m.__name__ for m in MIGRATIONS]
     have = applied(db)

@@ -1,20 +1,23 @@
 """Every pluggy hookspec of mnemoweave, with its contract.
 
 Plugins implement these with `@mnemoweave.hookimpl` (or `mnemoweave.hookspecs.hookimpl`)
-and are found through the `mnemoweave` entry-point group. Hooks take keyword arguments and
-frozen dataclasses, and return plain data; an implementation may accept only the arguments
-it needs. An implementation that raises is logged, counted in `status` and skipped: it
-never breaks a turn.
+and are found through the `mnemoweave` entry-point group. Hooks are called with keyword
+arguments, take frozen dataclasses and return plain data; an implementation may accept only
+the arguments it needs. So are the classifiers and distillers the registries register. An
+implementation that raises is logged, counted in `status` and skipped: it never breaks a
+turn. docs/plugin-hooks.md has an example plugin for each hook.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 if TYPE_CHECKING:
+    import click
+
     from .embed.base import EmbedderSpec
     from .engine import Engine
     from .model import Block, Card, Classification, Memory, SessionEvent, Turn
@@ -23,7 +26,7 @@ hookspec = pluggy.HookspecMarker("mnemoweave")
 hookimpl = pluggy.HookimplMarker("mnemoweave")
 
 
-# --- registries: called once when the plugin manager is built ------------------------------
+# --- registries: asked when what they register is first needed ------------------------------
 
 
 @hookspec
@@ -39,8 +42,9 @@ def register_embedders(register: Callable[[EmbedderSpec], None]) -> None:
 def register_classifiers(register: Callable[[str, Callable[[Turn], Classification]], None]) -> None:
     """Register turn classifiers: call `register(name, classify)` once per classifier.
 
-    `classify(turn)` returns a `Classification(kind, confidence)`. The `classifier`
-    setting picks which one `classify_turn` uses by default.
+    `classify` is called with the keyword `turn` (`classify(turn=turn)`) and returns a
+    `Classification(kind, confidence)`. The `classifier` setting picks the one used when no
+    `classify_turn` implementation answers.
     """
 
 
@@ -48,9 +52,34 @@ def register_classifiers(register: Callable[[str, Callable[[Turn], Classificatio
 def register_distillers(register: Callable[[str, Callable[..., list[Card]]], None]) -> None:
     """Register distillers: call `register(name, distill)` once per distiller.
 
-    A distiller turns fragments (stored turns) into candidate cards with evidence. The
+    A distiller turns fragments (stored turns) into candidate cards with evidence. It is
+    called with keywords, `distill(turns=turns, engine=engine)` (one session's undistilled
+    turns, oldest first), so `lambda turns, **kw: []` is a distiller; it returns `Card`s whose
+    evidence are turn ids of `turns`. The `distiller` setting picks the one used. The
     built-in one is extractive and local; a distiller that needs a network must be off by
     default.
+    """
+
+
+@hookspec
+def register_hosts(register: Callable[[str, Any], None]) -> None:
+    """Register host adapters: call `register(name, adapter)` once per host.
+
+    `adapter` is any object (a module will do) with `events(event, payload)`, the canonical
+    `Turn`s and `SessionEvent`s one hook event of the host announces (InvalidInput for a
+    payload it refuses), and `answer(engine, event, payload, announced)`, the JSON the host
+    expects back (None for no output). `adapters.handle(engine, name, event, payload)` and
+    the daemon's `/v1/hooks/{name}/{event}` route dispatch to it; `adapters.hosts(pm)` asks
+    once per plugin manager. A name registered twice keeps the later-registered plugin's.
+    """
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Add commands to the `mnemoweave` command line: `@cli.command()` on the click group.
+
+    Called once per CLI, the first time it looks for a command it does not have or lists
+    its commands (`--help`), so built-in commands (and the hosts' hooks) never wait for it.
     """
 
 
@@ -111,9 +140,15 @@ def weave_blocks(
 
 @hookspec
 def on_card(card: Card) -> None:
-    """A candidate card was proposed or decided (web UI refresh, logs)."""
+    """A candidate card was proposed (stored by distill, `card.status` "pending") or decided
+    (accepted or rejected through `Engine.review`: `card.status` says which, and an accepted
+    card's `memory_id` names its memory). Called after the commit, with the card as stored."""
 
 
 @hookspec
 def on_memory(memory: Memory, action: str) -> None:
-    """A memory changed: action is new, merged, trashed, restored, superseded or purged."""
+    """A memory changed: `action` is new, merged, trashed, restored, superseded or purged.
+
+    Called after the commit, with the memory as stored then (merged: the memory the
+    duplicate merged into; purged: as it was just before it was deleted).
+    """

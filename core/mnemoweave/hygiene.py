@@ -14,6 +14,7 @@ from . import indexing
 from .operations import remotable
 from .retrieve import decay_factor
 from .store import fts
+from .store import memories as memories_table
 from .writes import is_near_duplicate
 
 if TYPE_CHECKING:
@@ -28,12 +29,7 @@ def _near_duplicates(engine: Engine) -> list[dict[str, Any]]:
         return []
     channel = engine.channels[0]
     threshold = engine.config.dedup_threshold
-    rows = {
-        f"m_{r['id']}": r
-        for r in engine.db.execute(
-            "SELECT id, kind, project, body FROM memories WHERE status = 'active'"
-        )
-    }
+    rows = {f"m_{r['id']}": r for r in memories_table.active_bodies(engine.db)}
     pairs = {}
     for ref, row in rows.items():
         vector = channel.index.vector("memories", ref)
@@ -54,9 +50,7 @@ def _near_duplicates(engine: Engine) -> list[dict[str, Any]]:
 def _stale(engine: Engine, now: float) -> list[dict[str, Any]]:
     floor = engine.config.decay_floor
     out = []
-    for row in engine.db.execute(
-        "SELECT * FROM memories WHERE status = 'active' AND importance <= 2 ORDER BY id"
-    ):
+    for row in memories_table.low_importance(engine.db):
         strength = (decay_factor(row, engine.config, now) - floor) / (1 - floor) if floor < 1 else 1
         if strength < STALE_STRENGTH:
             out.append(

@@ -15,10 +15,7 @@ if TYPE_CHECKING:
     from .retrieve import DenseChannel
 
 BATCH = 64
-_SQL = {
-    "memories": "SELECT id, title, body, tags, project FROM memories",
-    "turns": "SELECT id, text, project FROM turns",
-}
+TABLES = {"memories": memories_table, "turns": turns_table}  # the store modules indexed
 
 
 def _text(table: str, row) -> str:
@@ -29,7 +26,7 @@ def _text(table: str, row) -> str:
 
 def _batches(engine: Engine, table: str) -> Iterator[list]:
     batch = []
-    for row in engine.db.execute(_SQL[table]):
+    for row in TABLES[table].to_embed(engine.db):
         batch.append(row)
         if len(batch) >= BATCH:
             yield batch
@@ -46,13 +43,11 @@ def _embed_rows(engine: Engine, channel: DenseChannel, table: str, rows: list) -
 
 def _rows(engine: Engine, table: str, refs: list[str]) -> list:
     """The rows of these refs that still exist."""
-    marks = ",".join("?" * len(refs))
-    query = f"{_SQL[table]} WHERE id IN ({marks})"
-    return engine.db.execute(query, [int(ref[2:]) for ref in refs]).fetchall()
+    return list(TABLES[table].to_embed(engine.db, [int(ref[2:]) for ref in refs]))
 
 
 def sqlite_refs(engine: Engine, table: str) -> set[str]:
-    return {f"{table[0]}_{row[0]}" for row in engine.db.execute(f"SELECT id FROM {table}")}
+    return {f"{table[0]}_{rowid}" for rowid in TABLES[table].all_ids(engine.db)}
 
 
 def gaps(engine: Engine) -> Iterator[tuple[DenseChannel, str, set[str], set[str]]]:
@@ -103,7 +98,7 @@ def reindex(engine: Engine, progress: Callable[[str, int, int], None] | None) ->
         turns_table.reindex(db)
     counts = {}
     for table in ("memories", "turns"):
-        total = engine.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        total = TABLES[table].count(engine.db)
         counts[table] = total
         for channel in engine.channels:
             channel.index.clear(table)

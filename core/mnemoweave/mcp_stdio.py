@@ -54,7 +54,8 @@ class Exchange:
 
 class _Output:
     def __init__(self, target: Any, exchange: Exchange) -> None:
-        self.target, self.exchange, self.written = target, exchange, []
+        self.target, self.exchange = target, exchange
+        self.written: list[str] = []
 
     async def write(self, text: str) -> None:
         await self.target.write(text)
@@ -76,5 +77,7 @@ async def serve_stdio(server: Any) -> None:
     given = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     stdin = exchange.lines(anyio.wrap_file(given))
     stdout = _Output(anyio.wrap_file(TextIOWrapper(wire, encoding="utf-8")), exchange)
-    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+    # The SDK annotates `stdout` as anyio.AsyncFile[str] but only awaits its write() and
+    # flush(), which _Output provides (it wraps one to see each answer go out).
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -6,7 +6,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from .errors import InvalidInput
 
@@ -42,7 +42,7 @@ _TIME_FIELDS = {"ts", "created", "updated", "last_access", "deleted_at", "decide
 EARLIEST, LATEST = 0.0, 7_258_118_400.0  # 1970-01-01 and 2200-01-01 UTC, in epoch seconds
 
 
-def sane_time(ts: object) -> bool:
+def sane_time(ts: object) -> TypeGuard[float]:
     """A finite epoch time between 1970 and 2200 (NaN and infinities fail the range)."""
     return isinstance(ts, int | float) and not isinstance(ts, bool) and EARLIEST <= ts < LATEST
 

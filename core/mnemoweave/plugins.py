@@ -2,7 +2,8 @@
 
 Every hook implementation is wrapped so that one that raises is logged, counted and
 skipped (it returns None, which every hook treats as "nothing to add"): a broken plugin
-never breaks a turn. `failures(pm)` gives the counts `status` reports.
+never breaks a turn. `failures(pm)` gives the counts `status` reports; `registry(pm, hook)`
+what a `register_*` hook registers by name, asked once per manager.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ BUILTIN_PLUGINS = (
     "mnemoweave.classify",
     "mnemoweave.distill",
     "mnemoweave.weave",
-)
+)  # the built-in hosts join when they are first asked for (adapters.hosts)
 _FAILURES = "_mnemoweave_failures"
+_REGISTRIES = "_mnemoweave_registries"
+_PLUGGED = "_mnemoweave_plugged"
 
 
 def _isolated(impl: pluggy.HookImpl, hook_name: str, counts: Counter) -> None:
@@ -34,7 +37,7 @@ def _isolated(impl: pluggy.HookImpl, hook_name: str, counts: Counter) -> None:
     function = impl.function
 
     @functools.wraps(function)
-    def guarded(*args: Any) -> Any:
+    def guarded(*args: Any) -> Any:  # pluggy passes the hook's keyword arguments in order
         try:
             return function(*args)
         except Exception:
@@ -82,3 +85,31 @@ def register(pm: pluggy.PluginManager, plugin: object, name: str | None = None) 
     pm.register(plugin, name=name)
     pm.check_pending()
     _isolate_all(pm)
+    getattr(pm, _REGISTRIES, {}).clear()  # the registries are asked again
+
+
+def registry(pm: pluggy.PluginManager, hook_name: str) -> dict[str, Any]:
+    """What the `register_*` hook `hook_name` registers (`register(name, item)`), by name:
+    asked once per manager (and again after `register` adds a plugin). A name registered
+    twice keeps the later-registered plugin's item (pluggy asks later plugins first)."""
+    if not hasattr(pm, _REGISTRIES):
+        setattr(pm, _REGISTRIES, {})
+    cache = getattr(pm, _REGISTRIES)
+    if hook_name not in cache:
+        found: dict[str, Any] = {}
+
+        def add(name: str, item: Any) -> None:
+            found.setdefault(name, item)
+
+        getattr(pm.hook, hook_name)(register=add)
+        cache[hook_name] = found
+    return cache[hook_name]
+
+
+def add_commands(cli: Any, pm: pluggy.PluginManager | None = None) -> None:
+    """Let plugins add their commands to the CLI's click group (register_commands), once
+    per group; `pm` defaults to a manager with the entry-point plugins."""
+    if getattr(cli, _PLUGGED, False):
+        return
+    setattr(cli, _PLUGGED, True)
+    (pm or make_plugin_manager()).hook.register_commands(cli=cli)

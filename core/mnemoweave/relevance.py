@@ -24,6 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .store import fts
+from .store import memories as memories_table
+from .store import turns as turns_table
 from .text import content_terms, terms
 
 if TYPE_CHECKING:
@@ -39,6 +42,7 @@ GATE_WEIGHTS: Mapping[str, Mapping[str, float]] = {
 
 
 NOT_FOUND = -0.5  # the cosine signal of a text no model found near the query
+TABLES = {"memories": memories_table, "turns": turns_table}  # the store modules gated
 
 
 def idf(df: int, n: int) -> float:
@@ -71,7 +75,7 @@ class Gate:
 
     def __init__(self, engine: Engine, query: str, table: str) -> None:
         self.wanted = list(dict.fromkeys(content_terms(query)))
-        self.known = _frequencies(engine, table, self.wanted)
+        self.known = fts.frequencies(engine.db, table, self.wanted)
         self.weights = _weights(engine, table, self.wanted, self.known)
         self.total = sum(self.weights.values())
         self.cutoffs = {channel.name: channel.relevant_cosine for channel in engine.channels}
@@ -100,18 +104,6 @@ class Gate:
         return 1 / (1 + math.exp(-z))
 
 
-def _frequencies(engine: Engine, table: str, wanted: list[str]) -> dict[str, int]:
-    """How many of `table`'s rows hold each wanted term (absent: none)."""
-    if not wanted:
-        return {}
-    marks = ",".join("?" * len(wanted))
-    return dict(
-        engine.db.execute(
-            f"SELECT term, doc FROM {table}_vocab WHERE term IN ({marks})", wanted
-        ).fetchall()
-    )
-
-
 def _weights(
     engine: Engine, table: str, wanted: list[str], frequencies: dict[str, int]
 ) -> dict[str, float]:
@@ -119,5 +111,5 @@ def _weights(
     its rarest one (in a young store, common words are still unseen)."""
     if not wanted:
         return {}
-    n = engine.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    n = TABLES[table].count(engine.db)
     return {term: idf(max(1, frequencies.get(term, 0)), n) for term in wanted}

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 from .config import Config
 from .model import Hit
 from .store import fts
+from .store import memories as memories_table
+from .store import turns as turns_table
 from .text import language
 
 if TYPE_CHECKING:
@@ -37,11 +39,7 @@ if TYPE_CHECKING:
 
 MODES = ("hybrid", "lexical", "dense")
 log = logging.getLogger("mnemoweave")
-COLUMNS = {  # what ranking and hits read (not `norm`, the memories' second copy of the body)
-    "memories": "id, kind, title, body, project, importance, weight, access_count, last_access,"
-    " created, updated, status, lang, evidence",
-    "turns": "id, session_id, role, text, ts, seq, project, lang",
-}
+TABLES = {"memories": memories_table, "turns": turns_table}  # the store modules searched
 
 
 @dataclass(frozen=True)
@@ -238,11 +236,7 @@ class Retriever:
         return found
 
     def _rows(self, table: str, ids: list[int]) -> dict[int, sqlite3.Row]:
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        rows = self.db.execute(f"SELECT {COLUMNS[table]} FROM {table} WHERE id IN ({marks})", ids)
-        return {row["id"]: row for row in rows}
+        return {row["id"]: row for row in TABLES[table].ranked(self.db, ids)}
 
     def _eligible(self, table: str, row: sqlite3.Row, projects, kind) -> bool:
         if projects is not None and row["project"] not in projects:
@@ -255,11 +249,7 @@ class Retriever:
         expression = fts.match_expression(query)
         if expression is None:
             return
-        hits = self.db.execute(
-            f"SELECT rowid, -bm25({table}_fts) FROM {table}_fts WHERE {table}_fts MATCH ?"
-            f" ORDER BY bm25({table}_fts) LIMIT ?",
-            (expression, n * 4),
-        ).fetchall()
+        hits = fts.ranked(self.db, table, expression, n * 4)
         rows = self._rows(table, [rowid for rowid, _ in hits])
         rank = 0
         for rowid, score in hits:
@@ -297,7 +287,7 @@ class Retriever:
     ) -> tuple[list[tuple[str, float, sqlite3.Row]], bool]:
         """The eligible rows among `found`, and whether looking further could add any."""
         rows = self._rows(table, [int(ref[2:]) for ref, _ in found])
-        kept = []
+        kept: list[tuple[str, float, sqlite3.Row]] = []
         for ref, cosine in found:
             if cosine < self.config.min_cosine:
                 return kept, True  # best first: the rest are further away
@@ -361,13 +351,7 @@ class Retriever:
         wanted = [(c.row["session_id"], c.row["seq"] + 1) for score, c in best if score > 0]
         wanted = [position for position in wanted if position not in by_position]
         if wanted:
-            values = ",".join("(?, ?)" for _ in wanted)
-            rows = self.db.execute(
-                f"SELECT {COLUMNS['turns']} FROM turns"
-                f" WHERE (session_id, seq) IN (VALUES {values})",
-                [part for position in wanted for part in position],
-            )
-            for row in rows:
+            for row in turns_table.ranked_at(self.db, wanted):
                 scored.append((0.0, Candidate(f"t_{row['id']}", row, parts={"fused": 0.0})))
         out = []
         for score, c in scored:

@@ -8,6 +8,7 @@ Feedback moves a memory's weight within bounds, or marks it outdated (superseded
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from typing import TYPE_CHECKING
 
@@ -69,17 +70,21 @@ def accept(
     )
     if draft is None:
         raise InvalidInput("the summary holds only private content: nothing to remember")
-    written = engine._writer().memories([draft], actor)[0]
-    with transaction(engine.db) as db:
-        cards_table.decide(db, int(ref[2:]), "accepted", time.time(), int(written.id[2:]))
+
+    def decide(db: sqlite3.Connection, results: list[Written]) -> None:
+        """The card is marked in the transaction that writes its memory: both or neither."""
+        memory = results[0].id
+        cards_table.decide(db, int(ref[2:]), "accepted", time.time(), int(memory[2:]))
         audit.record(
             db,
             "accept",
             ref,
             {"status": "pending"},
-            {"status": "accepted", "memory": written.id, "edited": edited},
+            {"status": "accepted", "memory": memory, "edited": edited},
             actor,
         )
+
+    written = engine._writer().memories([draft], actor, then=decide)[0]
     rivals = same_subject(engine, written.id)
     if rivals:
         runs = "; ".join(f"mnemoweave supersede {rival} {written.id}" for rival in rivals)
@@ -215,23 +220,11 @@ def rehydrate(
         raise InvalidInput("give a session (--session) or words to match (--match)")
     if limit < 1:
         raise InvalidInput(f"the limit must be at least 1, got {limit}")
-    clauses, params = [], []
-    if session:
-        clauses.append("session_id = ?")
-        params.append(session)
-    if start is not None:
-        clauses.append("ts >= ?")
-        params.append(start)
-    if end is not None:
-        clauses.append("ts <= ?")
-        params.append(end)
+    ids = None
     if match:
         hits = engine.search(match, k=limit, source="turns", mode="lexical", touch=False)
-        ids = [int(hit.id[2:]) for hit in hits] or [0]
-        clauses.append(f"id IN ({','.join('?' * len(ids))})")
-        params.extend(ids)
-    rows = engine.db.execute(
-        f"SELECT * FROM turns WHERE {' AND '.join(clauses)} ORDER BY ts, seq LIMIT ?",
-        [*params, limit],
+        ids = [int(hit.id[2:]) for hit in hits]
+    rows = turns_table.window(
+        engine.db, session=session, start=start, end=end, ids=ids, limit=limit
     )
     return [turns_table.from_row(row) for row in rows]

@@ -5,9 +5,10 @@ names. The hooks follow the same default: the project of the payload's directory
 from __future__ import annotations
 
 import os
+from typing import overload
 
 from .errors import InvalidInput
-from .projects import normalise_project, project_from_cwd
+from .projects import MAX_PROJECT, normalise_project, project_from_cwd
 
 
 def resolve_scope(project: str | None = None, global_scope: bool = False) -> str:
@@ -28,3 +29,24 @@ def resolve_scope(project: str | None = None, global_scope: bool = False) -> str
     if value.startswith((".", "/")):  # the path a project was named by before it moved
         return normalise_project(path)
     return value  # a key, as given (the store checks its length)
+
+
+def project_name(value: str | None) -> str:
+    """A project name with its whitespace collapsed; refused when longer than MAX_PROJECT."""
+    name = " ".join((value or "").split())
+    if len(name) > MAX_PROJECT:
+        raise InvalidInput(f"a project name is at most {MAX_PROJECT} characters, got {len(name)}")
+    return name
+
+
+@overload
+def visible(project: str) -> list[str]: ...
+@overload
+def visible(project: None) -> None: ...
+def visible(project: str | None) -> list[str] | None:
+    """The scopes a read of `project` sees: the project and the global scope ('' sees the
+    global scope alone); None sees every project."""
+    if project is None:
+        return None
+    name = project_name(project)
+    return [name, ""] if name else [""]

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 MARK = "[REDACTED:"
@@ -282,11 +282,11 @@ class _Library:
     def __init__(self) -> None:
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
         from detect_secrets.filters import heuristic
-        from detect_secrets.plugins.base import RegexBasedDetector
+        from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
         from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
         from detect_secrets.plugins.keyword import DENYLIST, DENYLIST_REGEX, KeywordDetector
 
-        classes = get_mapping_from_secret_type_to_class().values()
+        classes: Iterable[type[BasePlugin]] = get_mapping_from_secret_type_to_class().values()
         self.detectors = [
             cls()
             for cls in classes

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput, NotFound
 from .operations import remotable
+from .store import skills as skills_table
 from .store.db import transaction
 from .text import clean
 
@@ -21,15 +22,7 @@ def add(engine: Engine, task: str) -> None:
     if not text:
         return
     with transaction(engine.db) as db:
-        again = db.execute(
-            "UPDATE skill_queue SET asked = asked + 1, last_asked = ?, done = NULL WHERE task = ?",
-            (now, text),
-        )
-        if not again.rowcount:
-            db.execute(
-                "INSERT INTO skill_queue (task, created, last_asked) VALUES (?, ?, ?)",
-                (text, now, now),
-            )
+        skills_table.queue_add(db, text, now)
 
 
 def _entry(row: Any) -> dict[str, Any]:
@@ -44,10 +37,7 @@ def _entry(row: Any) -> dict[str, Any]:
 @remotable
 def entries(engine: Engine) -> list[dict[str, Any]]:
     """The open entries, the most asked first."""
-    rows = engine.db.execute(
-        "SELECT * FROM skill_queue WHERE done IS NULL ORDER BY asked DESC, id"
-    ).fetchall()
-    return [_entry(row) for row in rows]
+    return [_entry(row) for row in skills_table.queue_open(engine.db)]
 
 
 @remotable
@@ -57,11 +47,8 @@ def close(engine: Engine, which: str) -> dict[str, Any]:
     if not which:
         raise InvalidInput("say which entry: its number or its task")
     with transaction(engine.db) as db:
-        row = db.execute(
-            "SELECT * FROM skill_queue WHERE done IS NULL AND (task = ? OR CAST(id AS TEXT) = ?)",
-            (which, which),
-        ).fetchone()
+        row = skills_table.queue_find(db, which)
         if row is None:
             raise NotFound(f"no open entry {which!r} in the learning queue (see `skill queue`)")
-        db.execute("UPDATE skill_queue SET done = ? WHERE id = ?", (time.time(), row["id"]))
+        skills_table.queue_close(db, row["id"], time.time())
     return _entry(row) | {"done": True}

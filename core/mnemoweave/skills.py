@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidInput, NotFound
 from .operations import remotable
 from .store import audit
+from .store import skills as skills_table
 from .store.db import transaction
 from .text import clean, content_words
 
@@ -88,27 +89,23 @@ def teach(
     ]
     if problems:
         raise InvalidInput("skill refused: " + "; ".join(problems))
-    now = time.time()
-    values = (
-        summary.splitlines()[0],
-        json.dumps([t for t in triggers if t], ensure_ascii=False),
-        json.dumps([s for s in steps if s], ensure_ascii=False),
-        json.dumps(list(source_urls)),
-    )
+    first_line, now = summary.splitlines()[0], time.time()
     with transaction(engine.db) as db:
-        db.execute(
-            "INSERT INTO skills (name, summary, triggers, steps, source_urls, created, updated)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
-            " summary = excluded.summary, triggers = excluded.triggers, steps = excluded.steps,"
-            " source_urls = excluded.source_urls, updated = excluded.updated",
-            (name, *values, now, now),
+        skills_table.save(
+            db,
+            name,
+            summary=first_line,
+            triggers=[t for t in triggers if t],
+            steps=[s for s in steps if s],
+            source_urls=source_urls,
+            now=now,
         )
-        audit.record(db, "teach", f"skill:{name}", after={"summary": values[0]})
+        audit.record(db, "teach", f"skill:{name}", after={"summary": first_line})
     return get(engine, name)
 
 
 def get(engine: Engine, name: str) -> Skill:
-    row = engine.db.execute("SELECT * FROM skills WHERE name = ?", (name,)).fetchone()
+    row = skills_table.get(engine.db, name)
     if row is None:
         raise NotFound(f"no skill named {name!r}")
     return _from_row(row)
@@ -119,14 +116,13 @@ def load(engine: Engine, name: str) -> Skill:
     """The full skill, counting the use."""
     get(engine, name)
     with transaction(engine.db) as db:
-        db.execute("UPDATE skills SET usage_count = usage_count + 1 WHERE name = ?", (name,))
+        skills_table.record_use(db, name)
     return get(engine, name)
 
 
 @remotable
 def listing(engine: Engine) -> list[Skill]:
-    rows = engine.db.execute("SELECT * FROM skills ORDER BY usage_count DESC, name")
-    return [_from_row(row) for row in rows]
+    return [_from_row(row) for row in skills_table.listing(engine.db)]
 
 
 @remotable

@@ -40,6 +40,7 @@ def clean(text: str) -> str:
 
 MAX_TEXT = 200_000  # characters stored of one turn or memory; the rest is cut, with a marker
 SLACK = 4_096  # characters cleaned beyond a cut and then not kept
+SHORT_TEXT = 4_000  # characters: the latest texts this short keep their cleaned form and tokens
 _CUT = re.compile(r"\n\[truncated: kept (\d+) of (\d+) characters\]\Z")
 
 
@@ -54,23 +55,43 @@ def kept(text: str) -> str:
     MAX_TEXT characters. Of a longer text only MAX_TEXT + SLACK characters are cleaned, and
     the last SLACK of them are not kept: a secret or private span at the cut is recognised
     whole, or not kept at all. A huge text costs what a long one does."""
-    cut = _cut_before(text)
-    if cut is not None:
-        text = text[: cut.start()]
-    if len(text) <= MAX_TEXT + SLACK:
-        return clean(text)[:MAX_TEXT]
-    cleaned = clean(text[: MAX_TEXT + SLACK])
-    return cleaned[: max(0, min(MAX_TEXT, len(cleaned) - SLACK))]
+    return _keep(text)[0]
 
 
 def bounded(text: str) -> str:
     """What is stored of a text: `kept(text)`, with a marker when some was cut, saying how
     much (never silently). A text this returned comes back unchanged."""
-    body, cut = kept(text), _cut_before(text)
-    given = int(cut[2]) if cut is not None else len(text)
-    if cut is None and len(text) <= MAX_TEXT + SLACK and len(clean(text)) <= MAX_TEXT:
+    body, whole = _keep(text)
+    if whole:
         return body
+    cut = _cut_before(text)
+    given = int(cut[2]) if cut is not None else len(text)
     return f"{body}\n[truncated: kept {len(body)} of {given} characters]" if body else ""
+
+
+def _keep(text: str) -> tuple[str, bool]:
+    """What is kept of a text, and whether that is all of it. A turn's key and its stored
+    text are both made from this: the latest short texts' answers are remembered, so a
+    prompt is cleaned once."""
+    if len(text) <= SHORT_TEXT:
+        return _remembered_keep(text)
+    return _cleaned_part(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _remembered_keep(text: str) -> tuple[str, bool]:
+    return _cleaned_part(text)
+
+
+def _cleaned_part(text: str) -> tuple[str, bool]:
+    cut = _cut_before(text)
+    if cut is not None:
+        text = text[: cut.start()]
+    if len(text) <= MAX_TEXT + SLACK:
+        cleaned = clean(text)
+        return cleaned[:MAX_TEXT], cut is None and len(cleaned) <= MAX_TEXT
+    cleaned = clean(text[: MAX_TEXT + SLACK])
+    return cleaned[: max(0, min(MAX_TEXT, len(cleaned) - SLACK))], False
 
 
 QUERY_EDGE = 2_048  # characters a weave or search query keeps of each end of a longer text
@@ -194,7 +215,21 @@ def jieba_cache_file() -> Path:
 
 
 def tokens(text: str) -> list[str]:
-    """Lowercased search tokens: jieba words (and their sub-words) for Chinese, words otherwise."""
+    """Lowercased search tokens: jieba words (and their sub-words) for Chinese, words otherwise.
+
+    A prompt is segmented by its search, its relevance gate and its store alike: the latest
+    short texts' tokens are remembered, so each is segmented once."""
+    if len(text) <= SHORT_TEXT:
+        return list(_remembered_tokens(text))
+    return _tokens(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _remembered_tokens(text: str) -> tuple[str, ...]:
+    return tuple(_tokens(text))
+
+
+def _tokens(text: str) -> list[str]:
     text = unicodedata.normalize("NFKC", text).lower()
     if not cjk_count(text):
         return re.findall(r"\w+", text)

@@ -16,18 +16,6 @@ if TYPE_CHECKING:
 
 MAX_THREADS = 200  # user turns returned at most, the newest
 
-_UNANSWERED = """
-SELECT * FROM (
-    SELECT * FROM turns AS asked
-    WHERE role = 'user' AND ts >= ? AND NOT EXISTS (
-        SELECT 1 FROM turns AS answer
-        WHERE answer.session_id = asked.session_id AND answer.role = 'assistant'
-          AND answer.seq > asked.seq
-    )
-    ORDER BY ts DESC, id DESC LIMIT ?
-) ORDER BY session_id, seq
-"""
-
 
 @remotable
 def unanswered(engine: Engine, within: float | None = None) -> list[Turn]:
@@ -36,5 +24,4 @@ def unanswered(engine: Engine, within: float | None = None) -> list[Turn]:
     if within is not None and not within > 0:
         raise InvalidInput(f"--within takes minutes above 0, got {within}")
     since = 0.0 if within is None else time.time() - within * 60
-    rows = engine.db.execute(_UNANSWERED, (since, MAX_THREADS)).fetchall()
-    return [turns_table.from_row(row) for row in rows]
+    return turns_table.unanswered(engine.db, since, MAX_THREADS)

@@ -13,14 +13,17 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import InvalidInput
 from .model import Memory, Turn, check_kind, check_role, check_time, sane_time
 from .text import fingerprint
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ def parse_time(value: Any, where: str) -> float:
     raise InvalidInput(f"{where}: ts must be a number or an ISO 8601 string, got {value!r}")
 
 
-def _located(check: Any, value: str, where: str) -> str:
+def _located(check: Callable[[T], T], value: T, where: str) -> T:
     """Run a model check, naming the place in the file when it fails."""
     try:
         return check(value)
@@ -175,7 +178,7 @@ def _inline_meta(line: str) -> dict[str, str]:
 def parse_markdown(text: str, source: str) -> list[MemoryRecord]:
     """Markdown -> memory records (see the module docstring for the format)."""
     meta, lines = _frontmatter(text.splitlines(), source)
-    defaults = {"kind": "fact", "project": "", "tags": ()}
+    defaults: dict[str, Any] = {"kind": "fact", "project": "", "tags": ()}
     defaults = _apply_meta(meta, defaults, source, MEMORY_FIELDS)
     sections: list[tuple[str, list[str]]] = []
     preamble: list[str] = []

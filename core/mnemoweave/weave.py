@@ -28,10 +28,12 @@ from typing import TYPE_CHECKING, Any
 from .hookspecs import hookimpl
 from .model import TIERS, Block, Hit, Line, age, counted, iso
 from .relevance import Gate, Signals
+from .scope import visible
 from .snippets import snippet
 from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import sessions as sessions_table
+from .store import skills as skills_table
 from .store.db import transaction
 from .text import estimate_tokens, normalise
 
@@ -47,6 +49,7 @@ SNIPPET_TOKENS = 60  # the most of one past turn it shows
 MEMORY_FIRST = 1.0  # block priority that puts every reviewed memory above every snippet
 # Always on (nudge): preferences, and memories of any kind at importance 5.
 NUDGE_MEMORIES = 6
+NUDGE_SKILLS = 5
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,7 @@ def _without(block: Block, given: set[str], evidence: dict[str, list[str]]) -> B
 
     def had(line: Line) -> bool:
         cited = evidence.get(line.ref)
-        return line.ref in given or bool(cited) and set(cited) <= given
+        return line.ref in given or bool(cited and set(cited) <= given)
 
     lines = tuple(line for line in block.lines if not line.ref or not had(line))
     return Block(block.tier, lines, block.source, block.priority)
@@ -191,10 +194,6 @@ def _record(
 
 
 # --- built-in blocks (registered as a plugin) -------------------------------------------
-
-
-def _scope(project: str | None) -> list[str]:
-    return [project, ""] if project else [""]
 
 
 @dataclass(frozen=True)
@@ -273,24 +272,14 @@ def knowledge_blocks(
 
 def nudge_block(engine: Engine, project: str | None) -> Block | None:
     """Always on: the scope's standing preferences and pinned memories, skills, reviews."""
-    scope = _scope(project)
-    marks = ",".join("?" * len(scope))
-    # the literal WHERE matches the partial index memories_nudge (m003), read in its order
-    rows = engine.db.execute(
-        "SELECT id, kind, body, updated, importance FROM memories INDEXED BY memories_nudge"
-        " WHERE status = 'active' AND (kind = 'pref' OR importance >= 5)"
-        f" AND project IN ({marks}) ORDER BY importance DESC, updated DESC"
-        f" LIMIT {NUDGE_MEMORIES}",
-        scope,
-    ).fetchall()
+    scope = visible(project or "")  # None: the global scope only, as '' is
+    rows = memories_table.standing(engine.db, scope, NUDGE_MEMORIES)
     now = time.time()
     lines = [
         Line(r["body"], f"m_{r['id']}", now - r["updated"], r["importance"] / 5, r["kind"])
         for r in rows
     ]
-    skills = engine.db.execute(
-        "SELECT name, summary FROM skills ORDER BY usage_count DESC, name LIMIT 5"
-    ).fetchall()
+    skills = skills_table.most_used(engine.db, NUDGE_SKILLS)
     lines += [
         Line(
             f"{s['name']} — {s['summary']} (load with memory_skill)",

@@ -1,7 +1,9 @@
 """The write path: validate and clean, embed, write to SQLite, then to the vector index.
 
-Everything is checked and embedded before the write transaction opens, so bad input
-changes nothing and the write lock is held only for SQLite work. The vector index is
+Everything is checked before the write transaction opens, so bad input changes nothing;
+memories are embedded before it too (their duplicates are judged by their vectors), turns
+after it (no vector decides anything about a turn), so the write lock is held for SQLite
+work only. The vector index is
 derived: it is updated after the commit (a failure there does not make a stored row a
 failed write), and the daemon, `doctor --repair` and `reindex` mend any gap.
 """
@@ -12,18 +14,19 @@ import inspect
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import capsule
 from .config import Config
 from .errors import InvalidInput
-from .model import Classification, Turn, check_kind, check_role, check_time
-from .projects import MAX_PROJECT
+from .model import Classification, Memory, Turn, check_kind, check_role, check_time
+from .scope import project_name
 from .store import audit
 from .store import cards as cards_table
 from .store import memories as memories_table
+from .store import sessions as sessions_table
 from .store import turns as turns_table
 from .store.db import transaction
 from .text import bounded, clean, content_words, fingerprint, normalise
@@ -50,6 +53,8 @@ class Written:
             out["reason"] = self.reason
         return out
 
+
+PRIVATE = Written("skipped", reason="only private content")  # a draft with nothing left
 
 @dataclass(frozen=True)
 class MemoryDraft:
@@ -100,16 +105,8 @@ def forget_turn_copies(db: sqlite3.Connection, ref: str, session: str) -> None:
     """A purged turn's text also lives in the cards it is evidence of and in the capsule."""
     for card in cards_table.delete_citing(db, ref):
         audit.scrub(db, f"c_{card}")
-    recap = capsule.load(turns_table.capsule(db, session))
-    turns_table.set_capsule(db, session, capsule.dump(capsule.without(recap, ref)))
-
-
-def project_name(value: str | None) -> str:
-    """A project name with its whitespace collapsed; refused when longer than MAX_PROJECT."""
-    name = " ".join((value or "").split())
-    if len(name) > MAX_PROJECT:
-        raise InvalidInput(f"a project name is at most {MAX_PROJECT} characters, got {len(name)}")
-    return name
+    recap = capsule.load(sessions_table.capsule(db, session))
+    sessions_table.set_capsule(db, session, capsule.dump(capsule.without(recap, ref)))
 
 
 def check_importance(value: int) -> int:
@@ -213,19 +210,57 @@ def draft_of(turn: Turn, key: str | None = None) -> TurnDraft | None:
     )
 
 
+MEMORY_ACTIONS = ("new", "merged", "trashed", "restored", "superseded", "purged")
+
+
+def announce(
+    pm: Any, db: sqlite3.Connection, written: Written, gone: Memory | None = None
+) -> Written:
+    """Tell the plugins (on_memory) what a committed write did to a memory, as it is stored
+    now (`gone`: what a purge deleted); returns `written`. Other outcomes are not told."""
+    ref = written.id or ""
+    if pm is None or written.action not in MEMORY_ACTIONS or not ref.startswith("m_"):
+        return written
+    if pm.hook.on_memory.get_hookimpls():  # a bulk write fetches nothing nobody reads
+        row = None if gone else memories_table.get(db, int(ref[2:]))
+        memory = gone or (memories_table.from_row(row) if row is not None else None)
+        if memory is not None:
+            pm.hook.on_memory(memory=memory, action=written.action)
+    return written
+
+
 class Writer:
     """Writes drafts into one store and the vector index of each dense channel."""
 
     def __init__(
-        self, db: sqlite3.Connection, config: Config, channels: Sequence[DenseChannel]
+        self,
+        db: sqlite3.Connection,
+        config: Config,
+        channels: Sequence[DenseChannel],
+        queried: Mapping[tuple[str, str], np.ndarray] | None = None,
+        pm: Any = None,
     ) -> None:
         self.db, self.config, self.channels = db, config, list(channels)
+        self.queried = queried or {}  # (model, query) -> the vector a search computed
+        self.pm = pm  # told of new and merged memories (on_memory), after the commit
 
     def _embed(self, texts: list[str]) -> list[np.ndarray]:
-        """One array of vectors per channel (none without channels or texts)."""
+        """One array of vectors per channel (none without channels or texts). A text just
+        searched for (a prompt, stored after its weave) is not embedded again by a model
+        that embeds queries and passages alike."""
         if not texts:
             return []
-        return [channel.embedder.embed(texts) for channel in self.channels]
+        return [self._vectors(channel, texts) for channel in self.channels]
+
+    def _vectors(self, channel: DenseChannel, texts: list[str]) -> np.ndarray:
+        known = self.queried if getattr(channel.embedder, "symmetric", False) else {}
+        if not any((channel.name, text) in known for text in texts):
+            return channel.embedder.embed(texts)
+        import numpy as np
+
+        missing = [text for text in texts if (channel.name, text) not in known]
+        fresh = dict(zip(missing, channel.embedder.embed(missing), strict=True)) if missing else {}
+        return np.stack([known.get((channel.name, t), fresh.get(t)) for t in texts])
 
     def _index(
         self,
@@ -245,8 +280,14 @@ class Writer:
 
     # --- memories ------------------------------------------------------------------------
 
-    def memories(self, drafts: Sequence[MemoryDraft | None], actor: str) -> list[Written]:
-        """Write memory drafts in one transaction; exact and near duplicates merge."""
+    def memories(
+        self,
+        drafts: Sequence[MemoryDraft | None],
+        actor: str,
+        then: Callable[[sqlite3.Connection, list[Written]], None] | None = None,
+    ) -> list[Written]:
+        """Write memory drafts in one transaction; exact and near duplicates merge. `then`
+        runs inside that transaction with the outcomes (what must commit with them)."""
         real = [d for d in drafts if d is not None]
         per_channel = self._embed([d.index_text for d in real])
         vectors = per_channel[0] if per_channel else None  # the main model judges duplicates
@@ -256,7 +297,7 @@ class Writer:
             position = 0
             for draft in drafts:
                 if draft is None:
-                    results.append(Written("skipped", reason="only private content"))
+                    results.append(PRIVATE)
                     continue
                 vector = None if vectors is None else vectors[position]
                 written = self._memory(db, draft, vector, fresh, vectors, actor)
@@ -264,6 +305,8 @@ class Writer:
                     fresh.append((written.id, position))
                 results.append(written)
                 position += 1
+            if then is not None:
+                then(db, results)
         if per_channel and fresh:
             positions = [pos for _, pos in fresh]
             self._index(
@@ -272,6 +315,8 @@ class Writer:
                 [real[pos].project for pos in positions],
                 lambda: [vectors[positions] for vectors in per_channel],
             )
+        for written in results:
+            announce(self.pm, self.db, written)
         return results
 
     def _memory(
@@ -374,10 +419,15 @@ class Writer:
         """
         results: list[Written] = []
         stored: list[Turn] = []
+        known = {d.key: turns_table.by_key(self.db, d.key) for d in drafts if d is not None}
+        if all(row is not None for row in known.values()):  # nothing new: no write transaction
+            return [
+                Written("duplicate", f"t_{known[d.key]['id']}") if d else PRIVATE for d in drafts
+            ], []
         with transaction(self.db) as db:
             for draft in drafts:
                 if draft is None:
-                    results.append(Written("skipped", reason="only private content"))
+                    results.append(PRIVATE)
                     continue
                 existing = turns_table.by_key(db, draft.key)
                 if existing is not None:
@@ -426,6 +476,6 @@ class Writer:
         )
         if kind is None:
             return turn
-        recap = capsule.update(capsule.load(turns_table.capsule(db, draft.session)), turn)
-        turns_table.set_capsule(db, draft.session, capsule.dump(recap))
+        recap = capsule.update(capsule.load(sessions_table.capsule(db, draft.session)), turn)
+        sessions_table.set_capsule(db, draft.session, capsule.dump(recap))
         return turn

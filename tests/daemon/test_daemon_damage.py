@@ -110,5 +110,7 @@ def test_a_daemon_finds_the_damage_refuses_writes_and_hooks_spool(home, monkeypa
     assert out.getvalue() == ""
     (spooled,) = (home / "spool").glob("*.json")
     assert json.loads(spooled.read_text())["payload"]["prompt"] == "why do uploads fail?"
-    assert "the store is damaged" in (home / "logs" / "hooks.log").read_text()
+    # the hook was answered; the turn it could not store was spooled by the daemon
+    logged = (home / "logs" / "daemon.log").read_text()
+    assert "storing after the answer failed (the store is damaged" in logged
     assert memories_in(home) == 1

@@ -21,82 +21,26 @@ install present, a prompt through Claude Code gets exactly one memory block.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import subprocess
 import sys
-import sysconfig
 from pathlib import Path
+
+from bundle_copy import ROOT, copy_worktree, provide_venv, run
 
 from .claude import ClaudeHarness, request_texts
 from .daemons import stop_daemons, wait_for
 from .fake_anthropic import message_bodies
 
-ROOT = Path(__file__).resolve().parents[2]
 BLOCK = '<memory source="mnemoweave"'
 SHOWCASE = "what language should code comments be written in"  # the demo's English query
 COMMENTS_PREF = "以后代码注释都用英文"
 
 
-def run(argv, env, cwd, timeout=120.0) -> subprocess.CompletedProcess:
-    """One command, bounded; its output on failure."""
-    done = subprocess.run(
-        [str(a) for a in argv],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, f"{argv}\nstdout: {done.stdout}\nstderr: {done.stderr}"
-    return done
-
-
-def fresh_clone(dest: Path, env: dict[str, str]) -> Path:
-    """``git clone`` of this checkout, then its uncommitted edits (tracked and new files
-    that git does not ignore) copied over, and files deleted in it deleted."""
-    run(["git", "clone", "--quiet", ROOT, dest], env, dest.parent)
-    listed = run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], env, ROOT
-    ).stdout
-    for name in filter(None, listed.split("\0")):
-        source, target = ROOT / name, dest / name
-        if source.is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-        elif not source.exists() and target.is_file():
-            target.unlink()
-    return dest
-
-
-def provide_venv(clone: Path, env: dict[str, str]) -> None:
-    """The clone's ``.venv`` without the package index: a venv whose path holds the clone's
-    ``core`` and then this interpreter's site-packages (as a path only, so its own editable
-    install of another checkout is not read), the ``mnemoweave`` script ``pip install -e``
-    writes, and the stamp that tells ``setup.sh`` the install is done."""
-    run([sys.executable, "-m", "venv", "--without-pip", clone / ".venv"], env, clone)
-    python = clone / ".venv" / "bin" / "python"
-    purelib = run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], env, clone
-    ).stdout.strip()
-    ours = sysconfig.get_paths()["purelib"]
-    Path(purelib, "mnemoweave-checkout.pth").write_text(f"{clone / 'core'}\n{ours}\n")
-    script = clone / ".venv" / "bin" / "mnemoweave"
-    script.write_text(
-        f"#!{python}\nimport sys\nfrom mnemoweave.cli import main\nsys.exit(main())\n"
-    )
-    script.chmod(0o755)
-    digest = hashlib.sha256((clone / "pyproject.toml").read_bytes()).hexdigest()[:16]
-    (clone / ".venv" / ".mnemoweave-installed").write_text(f"{digest} \n")
-
-
 def repository(path: Path, origin: str, env: dict[str, str]) -> Path:
     path.mkdir(parents=True)
-    run(["git", "init", "-q"], env, path)
-    run(["git", "remote", "add", "origin", origin], env, path)
+    run(["git", "init", "-q"], path, env)
+    run(["git", "remote", "add", "origin", origin], path, env)
     return path
 
 
@@ -115,15 +59,17 @@ def test_the_first_hour_on_a_fresh_clone(claude_code, fake_anthropic, tmp_path, 
 
 
 def _first_hour(host: ClaudeHarness, env, extra, tmp_path: Path) -> None:
-    clone = fresh_clone(tmp_path / "mnemoweave", env)
-    provide_venv(clone, env)
+    clone = tmp_path / "mnemoweave"
+    run(["git", "clone", "--quiet", ROOT, clone], clone.parent, env)
+    copy_worktree(clone, env)  # with the uncommitted edits
+    provide_venv(clone, "", env)
     mw = clone / ".venv" / "bin" / "mnemoweave"
 
     # Quick start: ./setup.sh, then the demo
-    setup = run(["./setup.sh"], env, clone, timeout=300)
+    setup = run(["./setup.sh"], clone, env, timeout=300)
     assert "semantic search: hybrid" in setup.stdout, setup.stdout
     assert "ready: try .venv/bin/mnemoweave demo" in setup.stdout
-    demo = run([".venv/bin/mnemoweave", "demo"], env, clone).stdout
+    demo = run([".venv/bin/mnemoweave", "demo"], clone, env).stdout
     assert "retrieval: hybrid" in demo, demo
     showcase = demo.split(f"search {SHOWCASE!r}:", 1)[1].strip().splitlines()[0]
     assert COMMENTS_PREF in showcase, demo  # the Chinese preference for the English query
@@ -136,20 +82,20 @@ def _first_hour(host: ClaudeHarness, env, extra, tmp_path: Path) -> None:
     wait_for(lambda: ("user", hello) in turns(mw, env, first.session_id))
 
     # then "use it for real", in the checkout
-    said = run([mw, "remember", "以后代码注释都用英文", "--kind", "pref"], env, clone).stdout
+    said = run([mw, "remember", "以后代码注释都用英文", "--kind", "pref"], clone, env).stdout
     assert said.startswith("new m_"), said
     found = run(
-        [mw, "search", "what language should code comments use", "--explain"], env, clone
+        [mw, "search", "what language should code comments use", "--explain"], clone, env
     ).stdout
     assert COMMENTS_PREF in found, found
-    woven = run([mw, "weave", "给上传模块加注释"], env, clone).stdout
+    woven = run([mw, "weave", "给上传模块加注释"], clone, env).stdout
     assert BLOCK in woven and COMMENTS_PREF in woven, woven
 
     # inside a repository of one's own: the project by default, --global on request
     app = repository(tmp_path / "work" / "app", "git@github.com:acme/app.git", env)
     note = "The app's API tests need the staging VPN"
-    run([mw, "remember", note], env, app)
-    run([mw, "remember", "Keep commits small and focused", "--global"], env, app)
+    run([mw, "remember", note], app, env)
+    run([mw, "remember", "Keep commits small and focused", "--global"], app, env)
     listed = {m["title"]: m["project"] for m in memories(mw, env, app)}
     assert listed[note] == "github.com/acme/app", listed
     assert listed["Keep commits small and focused"] == "", listed
@@ -163,13 +109,13 @@ def _first_hour(host: ClaudeHarness, env, extra, tmp_path: Path) -> None:
 
     # ids are never reused: the newest memory purged, the next one gets a new id
     newest = max(memories(mw, env, app), key=lambda m: number(m["id"]))["id"]
-    assert run([mw, "purge", newest], env, app).stdout.strip() == f"purged {newest}"
-    after = run([mw, "remember", "Release notes go in CHANGELOG.md"], env, app).stdout.split()
+    assert run([mw, "purge", newest], app, env).stdout.strip() == f"purged {newest}"
+    after = run([mw, "remember", "Release notes go in CHANGELOG.md"], app, env).stdout.split()
     assert after[0] == "new" and number(after[1]) > number(newest), (newest, after)
 
     # Claude Code with the plugin from the checkout and a settings install (run from the
     # project, into $HOME/.claude/settings.json): a prompt gets one memory block
-    installed = run([mw, "install", "claude-code"], env, app)
+    installed = run([mw, "install", "claude-code"], app, env)
     assert (host.home / ".claude" / "settings.json").exists(), installed.stdout
     host.cwd = app
     result = host.run(
@@ -190,17 +136,17 @@ def _first_hour(host: ClaudeHarness, env, extra, tmp_path: Path) -> None:
 
 
 def memories(mw: Path, env, cwd: Path) -> list[dict]:
-    return json.loads(run([mw, "list", "--json"], env, cwd).stdout)["memories"]
+    return json.loads(run([mw, "list", "--json"], cwd, env).stdout)["memories"]
 
 
 def hit_texts(mw: Path, env, cwd: Path, query: str) -> list[str]:
-    hits = json.loads(run([mw, "search", query, "--json"], env, cwd).stdout)["hits"]
+    hits = json.loads(run([mw, "search", query, "--json"], cwd, env).stdout)["hits"]
     return [h["text"] for h in hits]
 
 
 def turns(mw: Path, env, session: str | None) -> list[tuple[str, str]]:
     """The (role, text) turns stored for a session."""
-    found = run([mw, "rehydrate", "--session", str(session), "--json"], env, None)
+    found = run([mw, "rehydrate", "--session", str(session), "--json"], None, env)
     return [(t["role"], t["text"]) for t in json.loads(found.stdout)["turns"]]
 
 

@@ -1,5 +1,6 @@
 """manifest.json: valid against manifest.schema.json, and true: every path it names exists,
-its version is the package's, the MCP command it names starts and lists its tools, and
+its version is the package's, the MCP command it names starts and lists its tools (from a
+copy of the checkout: none of these tests needs ./setup.sh to have run in the checkout), and
 every CLI command it names is in `mnemoweave --help`."""
 
 from __future__ import annotations
@@ -96,9 +97,12 @@ def test_every_cli_command_it_names_exists():
             assert all(re.search(rf"\b{re.escape(w)}\b", usage) for w in words), (argv, usage)
 
 
-def test_the_mcp_command_starts_and_lists_its_tools(tmp_path):
+def test_the_mcp_command_starts_and_lists_its_tools(checkout_copy, tmp_path):
+    """The command, run as the host runs it, from a bundle set up as ./setup.sh leaves it:
+    a copy of the checkout with its .venv (see conftest.checkout_copy), so this does not
+    depend on setup having run in the checkout."""
     mcp = INTERFACES["mcp"]
-    command = [str(ROOT / mcp["command"]), *mcp["args"]]
+    command = [str(checkout_copy / mcp["command"]), *mcp["args"]]
 
     async def body(session):
         return [tool.name for tool in (await session.list_tools()).tools]

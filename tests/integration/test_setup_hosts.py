@@ -1,37 +1,47 @@
-"""`./setup.sh --host ...` installs the hooks in the same one shot."""
+"""`./setup.sh --host ...` installs the hooks in the same one shot.
+
+setup.sh runs in a copy of the checkout (the checkout_copy fixture), never in the checkout:
+there it would compile into core/ and reinstall the checkout's .venv whenever its stamp
+differs (another pyproject.toml, an install without --dev). The copy's .venv is provided
+offline and marked installed (as in ../e2e/test_first_hour.py), so setup.sh runs for real
+from there on: compile, model build (a no-op on the session's built models), doctor, and
+the host install into a tmp HOME. untouched_checkout fails the test if the checkout changed."""
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_setup_installs_into_claude_code(real_models, tmp_path, mnemoweave_home):
-    # MNEMOWEAVE_MODELS (real_models) is in os.environ: the model build is a no-op
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "MNEMOWEAVE_HOME": str(mnemoweave_home)}
-    run = subprocess.run(
-        ["./setup.sh", "--dev", "--host", "claude-code"],
-        cwd=ROOT,
+def setup(bundle: Path, *args: str, env: dict[str, str], timeout: float):
+    return subprocess.run(
+        ["./setup.sh", *args],
+        cwd=bundle,
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+def test_setup_installs_into_claude_code(
+    real_models, checkout_copy, setup_env, checkout_state, untouched_checkout, mnemoweave_home
+):
+    # MNEMOWEAVE_MODELS (real_models) is in os.environ: the model build is a no-op
+    assert not checkout_copy.resolve().is_relative_to(ROOT)
+    assert setup_env["MNEMOWEAVE_HOME"] == str(mnemoweave_home)
+    home = Path(setup_env["HOME"])
+    fresh = checkout_state(checkout_copy)
+    run = setup(checkout_copy, "--dev", "--host", "claude-code", env=setup_env, timeout=600)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    settings = json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
+    # what untouched_checkout compares does see setup's writes, in the bundle it ran in
+    assert checkout_state(checkout_copy) != fresh
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
     commands = [
         h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]
     ]
     assert len(commands) == 6 and all("-m mnemoweave.hook claude-code" in c for c in commands)
-    bad = subprocess.run(
-        ["./setup.sh", "--host", "emacs"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    bad = setup(checkout_copy, "--host", "emacs", env=setup_env, timeout=60)
     assert bad.returncode == 2 and "unknown host 'emacs'" in bad.stderr

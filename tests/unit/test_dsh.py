@@ -11,6 +11,7 @@ from mnemoweave import adapters, hook
 from mnemoweave.adapters import dsh, handle
 from mnemoweave.errors import InvalidInput
 from mnemoweave.model import SessionEvent, Turn
+from mnemoweave.plugins import make_plugin_manager
 
 ROOT = Path(__file__).parents[2]
 PLUGIN = ROOT / "plugins" / "dsh"
@@ -43,7 +44,7 @@ def test_each_recorded_payload_announces_its_events():
     }
     (start,) = dsh.events("session-start", payload("session-start"))
     assert start.source == "startup"
-    assert adapters.HOSTS["dsh"] is dsh
+    assert adapters.hosts(make_plugin_manager(load_entrypoints=False))["dsh"] is dsh
 
 
 @pytest.mark.parametrize(

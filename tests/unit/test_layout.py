@@ -58,3 +58,40 @@ def test_modules_stay_small():
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
     }
     assert not too_long, too_long
+
+
+SQL_CALLS = {"execute", "executemany", "executescript"}
+
+
+def test_sql_lives_in_store():
+    """One home for SQL: no module outside store/ runs a statement on a connection."""
+    offenders = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = str(path.relative_to(PACKAGE))
+        if path.relative_to(PACKAGE).parts[0] == "store":
+            continue
+        lines = [
+            node.lineno
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in SQL_CALLS
+        ]
+        if lines:
+            offenders[name] = sorted(lines)
+    assert not offenders, offenders
+
+
+def test_the_sessions_tables_have_one_owner():
+    """Only store/sessions.py (and the migrations) read or write `sessions` and `woven`."""
+    import re
+
+    statement = re.compile(r"\b(INTO|UPDATE|FROM|JOIN)\s+(sessions|woven)\b", re.IGNORECASE)
+    owners = {"store/sessions.py", "store/migrations.py"}
+    offenders = [
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if str(path.relative_to(PACKAGE)) not in owners
+        and statement.search(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, offenders

@@ -20,6 +20,7 @@ from mnemoweave.install import (
     uninstall_opencode,
 )
 from mnemoweave.model import SessionEvent, Turn
+from mnemoweave.plugins import make_plugin_manager
 
 ROOT = Path(__file__).parents[2]
 PAYLOADS = ROOT / "tests" / "e2e" / "payloads" / "opencode"
@@ -33,7 +34,7 @@ def payload(event, **changes):
 
 
 def test_opencode_is_a_host():
-    assert adapters.HOSTS["opencode"] is opencode
+    assert adapters.hosts(make_plugin_manager(load_entrypoints=False))["opencode"] is opencode
 
 
 def test_each_recorded_payload_announces_its_events():

@@ -127,3 +127,19 @@ def test_review_through_the_cli(session, mnemoweave_home):
     lines = run("rehydrate", "--session", "s1").stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["t_1", "t_2", "t_3"]
     assert run("rehydrate").exit_code == 2
+
+
+def test_accepting_a_card_writes_the_memory_and_the_decision_together(session, monkeypatch):
+    """Both in one transaction: a decision that fails leaves no memory behind."""
+    from mnemoweave.store import cards as cards_table
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the disk went away")
+
+    monkeypatch.setattr(cards_table, "decide", broken)
+    with pytest.raises(RuntimeError, match="disk went away"):
+        session.review("c_1", "accept")
+    assert session.list() == [] and session.get("c_1").status == "pending"
+    monkeypatch.undo()
+    written = session.review("c_1", "accept")
+    assert [m.id for m in session.list()] == [written.id]

@@ -163,3 +163,28 @@ def test_a_prompt_with_one_clear_match_also_gets_its_weaker_ones(engine):
     assert woven(score[strong], score[weak]) == [strong, weak]  # the strong one lets it in
     assert woven(score[strong], score[strong]) == [strong]
     assert woven(score[strong] + 1e-6, score[weak]) == []  # without it, neither is woven
+
+
+def test_weak_matches_the_weave_does_not_show_are_not_counted_as_recalled(engine):
+    shown = engine.remember("Uploads retry three times with backoff", project=P).id
+    weak = engine.remember("The retry budget of the billing cron is five", project=P).id
+    assert [hit.id for hit in engine.search("uploads retry backoff", touch=False)][:2] == [
+        shown,
+        weak,
+    ]  # search finds both; the gate lets one through
+    woven = engine.weave("uploads retry backoff", session="s", project=P, record=True)
+    assert refs(woven, "knowledge") == [shown]
+    assert (engine.get(shown).access_count, engine.get(weak).access_count) == (1, 0)
+
+
+def test_a_replayed_spool_stores_and_weaves_for_nobody(engine):
+    from mnemoweave import hook
+    from mnemoweave.daemon.hosts import replay_spool
+
+    fact = engine.remember("Uploads retry three times with backoff", project=P).id
+    prompt = {"session_id": "s", "cwd": P, "prompt": "do uploads retry with backoff?"}
+    hook.spool(engine.home, "claude-code", "UserPromptSubmit", prompt)
+    assert replay_spool(engine) == 1
+    assert engine.get("t_1").text == "do uploads retry with backoff?"
+    assert engine.get(fact).access_count == 0  # nobody was there to read a weave
+    assert engine.weave("do uploads retry", session="s", project=P).tiers  # nothing recorded

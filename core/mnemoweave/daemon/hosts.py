@@ -3,11 +3,14 @@ payloads hooks could not deliver, and following Claude Code transcripts.
 
 Hooks post `{"payload": ...}` to `/v1/hooks/{host}/{event}` and print the `output` they
 get back. A hook that could not reach the daemon in time leaves its payload in `spool/`;
-the daemon replays the spool when it starts, right after a hook it serves finds the spool
-non-empty (off the hook's own path: the follower's worker does it), and every few seconds
-while it is quiet. Transcripts named by payloads (only under `~/.claude/projects/`) are
-followed with watchdog: complete lines past the last offset are ingested, offsets survive
-restarts (`transcripts.json`), and turn keys match the hooks', so nothing is stored twice.
+the daemon replays the spool (storing, not weaving) when it starts, right after a hook it
+serves finds the spool non-empty (off the hook's own path: the follower's worker does it),
+and every few seconds while it is quiet. A hook is answered as soon as its weave is ready:
+its turns are stored after the answer is sent, by the same worker (or by the next request,
+which first runs what is left), and what fails to store is spooled. Transcripts named by
+payloads (only under `~/.claude/projects/`) are followed with watchdog: complete lines past
+the last offset are ingested, offsets survive restarts (`transcripts.json`), and turn keys
+match the hooks', so nothing is stored twice.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from typing import Any
 from .. import adapters
 from ..adapters import claude_code
 from ..errors import MnemoweaveError
+from ..hook import spool
 from ..store.damage import StoreDamaged
 from .routes import Context, Route, add
-from .schema import ANY, OBJECT, STR, one_of
+from .schema import ANY, OBJECT, STR
 
 log = logging.getLogger("mnemoweave.daemon")
 SPOOL = "spool"
@@ -55,7 +59,10 @@ def replay_spool(engine: Any) -> int:
         path = folder / name
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
-            adapters.handle(engine, record["host"], record["event"], record["payload"])
+            handled = adapters.respond(
+                engine, record["host"], record["event"], record["payload"], answer=False
+            )
+            adapters.store(engine, handled)  # stored, not woven: nobody waits for an answer
         except StoreDamaged as exc:  # kept for when the store is mended
             log.error("the spool is kept: %s", exc)
             return done
@@ -148,6 +155,9 @@ class Transcripts:
             if path is None:
                 return
             try:
+                if self.ctx.later:  # what answered hooks left to store
+                    with self.ctx.lock:
+                        self.ctx.settle()
                 if path:
                     self.read(path)
                 elif spooled(self.ctx.engine.home):
@@ -194,22 +204,40 @@ class Hosts:
     def start(self) -> None:
         with self.ctx.lock:
             replay_spool(self.ctx.engine)
+        self.ctx.wake = lambda: self.transcripts.queue.put("")
         self.transcripts.start()
 
     def stop(self) -> None:
         self.transcripts.stop()
+        with self.ctx.lock:  # nothing an answered hook left is lost
+            self.ctx.settle()
 
     def hook(self, ctx: Context, host: str, event: str, payload: Any) -> dict[str, Any]:
-        answer = adapters.handle(ctx.engine, host, event, payload)
+        """Answer first; the event's turns are stored by the worker once the answer is out
+        (or by the next request, whichever comes first)."""
+        handled = adapters.respond(ctx.engine, host, event, payload)
+        if handled.later:
+            ctx.defer(lambda: self._store(host, event, payload, handled))
         where = payload.get("transcript_path") if isinstance(payload, dict) else None
         if host == claude_code.HOST and isinstance(where, str):
             self.transcripts.follow(where)
         if spooled(ctx.engine.home):
             self.transcripts.queue.put("")  # the worker stores it, after this answer is sent
-        return {"output": answer}
+        return {"output": handled.answer}
+
+    def _store(self, host: str, event: str, payload: Any, handled: adapters.Handled) -> None:
+        """Store what an answered hook left; what fails is spooled (cleaned, as a hook that
+        could not reach the daemon spools it) and stored again later: keys keep it once."""
+        try:
+            adapters.store(self.ctx.engine, handled)
+        except Exception as exc:
+            log.error("%s %s: storing after the answer failed (%s); spooled", host, event, exc)
+            spool(self.ctx.engine.home, host, event, payload)
 
 
 HOSTS: Hosts | None = None
+# the engine's registered hosts (adapters.hosts) are checked when the hook runs
+HOST = STR | {"description": "A registered host: claude-code, opencode, dsh or a plugin's."}
 
 
 def _hook(ctx: Context, host: str, event: str, payload: Any) -> dict[str, Any]:
@@ -224,7 +252,7 @@ add(
         "/v1/hooks/{host}/{event}",
         _hook,
         "Run one host hook event on its payload; answers with the output the host reads.",
-        {"host": one_of(*adapters.HOSTS), "event": STR, "payload": ANY},
+        {"host": HOST, "event": STR, "payload": ANY},
         ("host", "event", "payload"),
         returns=OBJECT,
         raw=True,

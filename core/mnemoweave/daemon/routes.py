@@ -16,6 +16,7 @@ import json
 import logging
 import re
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -54,11 +55,25 @@ Handler = Callable[..., Any]  # handler(ctx, **arguments) -> result
 
 @dataclass
 class Context:
-    """What a handler may use: the daemon's engine and the daemon's own state."""
+    """What a handler may use: the daemon's engine and the daemon's own state.
+
+    A handler may leave work for after its answer (`defer`): a worker runs it once the
+    answer is sent (`wake` tells it), and any request under the engine lock runs what is
+    still left before its own work, so every answer sees every earlier write."""
 
     engine: Any
     state: Callable[[], dict[str, Any]] = dict
     lock: threading.Lock = field(default_factory=threading.Lock)  # serialises engine calls
+    later: deque[Callable[[], None]] = field(default_factory=deque)
+    wake: Callable[[], None] = lambda: None  # called once an answer that deferred work is sent
+
+    def defer(self, work: Callable[[], None]) -> None:
+        self.later.append(work)
+
+    def settle(self) -> None:
+        """Run the deferred work, oldest first (the caller holds the lock)."""
+        while self.later:
+            self.later.popleft()()
 
 
 @dataclass(frozen=True)
@@ -394,6 +409,7 @@ def respond(ctx: Context, method: str, target: str, raw: bytes) -> tuple[int, An
         values = arguments(route, path_values, parts.query, raw)
         if route.engine:
             with ctx.lock:
+                ctx.settle()
                 result = route.handler(ctx, **values)
         else:
             result = route.handler(ctx, **values)

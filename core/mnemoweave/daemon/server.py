@@ -99,7 +99,7 @@ class DaemonState:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: _Server | _TcpServer
     protocol_version = "HTTP/1.0"  # one request per connection, closed after the answer
     server_version = f"mnemoweave/{__version__}"
     timeout = 10  # a client that stops sending cannot hold a thread (and shutdown) for long
@@ -124,6 +124,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("WWW-Authenticate", "Bearer")
         self.end_headers()
         self.wfile.write(data)
+        if ctx.later:  # the answer is out: what the handler left for later can run now
+            self.wfile.flush()
+            ctx.wake()
 
     def _respond(self, ctx: Context, target: str) -> tuple[int, Any]:
         return respond(ctx, self.command, target, self._body())
@@ -320,7 +323,7 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
         from . import hosts
 
         host_side = hosts.start(ctx)  # replays the spool, follows transcripts
-        servers = [_bind(where, state, ctx)]
+        servers: list[_Server | _TcpServer] = [_bind(where, state, ctx)]
         if config.daemon_port:
             servers += _listen_tcp(home, config.daemon_port, state, ctx)
         threads = [

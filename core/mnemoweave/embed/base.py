@@ -12,7 +12,9 @@ if TYPE_CHECKING:
 
 
 class Embedder(Protocol):
-    """A loaded model: texts in, L2-normalised float32 vectors (n, dim) out."""
+    """A loaded model: texts in, L2-normalised float32 vectors (n, dim) out. One that
+    embeds a query as it embeds a passage may say so with `symmetric = True`: a prompt's
+    vector from its search is then reused when the prompt is stored."""
 
     name: str
     dim: int

@@ -109,6 +109,11 @@ class OnnxEmbedder:
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(config.max_length)
 
+    @property
+    def symmetric(self) -> bool:
+        """A query and a passage of the same text get the same vector (no prefixes)."""
+        return self.config.query_prefix == self.config.passage_prefix
+
     def token_ids(self, texts: Sequence[str], *, query: bool = False) -> list[list[int]]:
         """The ids fed to the model for each text (prefix and special tokens included)."""
         prefix = self.config.query_prefix if query else self.config.passage_prefix

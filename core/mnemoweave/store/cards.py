@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ..errors import InvalidInput
 from ..model import Card
 from ..text import normalise
+from .db import inserted_id
 
 
 def from_row(row: sqlite3.Row) -> Card:
@@ -52,7 +53,12 @@ def insert(
         " created) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (topic, summary, suggested_kind, json.dumps(list(evidence)), confidence, project, now),
     )
-    return int(cur.lastrowid)
+    return inserted_id(cur)
+
+
+def count(db: sqlite3.Connection) -> int:
+    """How many cards there are, in any status."""
+    return db.execute("SELECT count(*) FROM cards").fetchone()[0]
 
 
 def pending_count(db: sqlite3.Connection, projects: Sequence[str] | None) -> int:

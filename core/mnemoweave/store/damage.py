@@ -61,6 +61,12 @@ def recovery(db_path: Path) -> str:
     )
 
 
+def integrity(db: sqlite3.Connection) -> str:
+    """SQLite's integrity check of the open store: "ok", or up to five problems joined by
+    "; ". A file too damaged to check raises sqlite3.DatabaseError."""
+    return "; ".join(row[0] for row in db.execute("PRAGMA integrity_check(5)"))
+
+
 def check(db_path: Path) -> str:
     """SQLite's quick check of the file, on a read-only connection of its own (writers do
     not wait on it): "ok", or what is wrong, which also marks the store damaged."""

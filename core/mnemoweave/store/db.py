@@ -63,3 +63,15 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 def checkpoint(db: sqlite3.Connection) -> None:
     """Fold the WAL into the main file and truncate it (old page versions go with it)."""
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def inserted_id(cur: sqlite3.Cursor) -> int:
+    """The row id the INSERT just run on `cur` gave its new row."""
+    if cur.lastrowid is None:  # sqlite3 sets it after every INSERT that adds a row
+        raise RuntimeError("the INSERT gave no row id")
+    return cur.lastrowid
+
+
+def journal_mode(db: sqlite3.Connection) -> str:
+    """The store's journal mode ("wal" once open)."""
+    return db.execute("PRAGMA journal_mode").fetchone()[0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..text import content_terms, segment, terms
 
@@ -39,6 +39,28 @@ def match_expression(query: str, drop_stopwords: bool = True) -> str | None:
     if not seen:
         return None
     return " OR ".join('"' + token.replace('"', '""') + '"' for token in seen)
+
+
+def ranked(db: sqlite3.Connection, table: str, expression: str, limit: int) -> list[sqlite3.Row]:
+    """The (rowid, score) of the best `limit` rows of `table` that match `expression`, best
+    first; the score is BM25 negated, so higher is better."""
+    return db.execute(
+        f"SELECT rowid, -bm25({table}_fts) FROM {table}_fts WHERE {table}_fts MATCH ?"
+        f" ORDER BY bm25({table}_fts) LIMIT ?",
+        (expression, limit),
+    ).fetchall()
+
+
+def frequencies(db: sqlite3.Connection, table: str, wanted: Sequence[str]) -> dict[str, int]:
+    """How many of `table`'s rows hold each of these terms (a term in none is left out)."""
+    if not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    return dict(
+        db.execute(
+            f"SELECT term, doc FROM {table}_vocab WHERE term IN ({marks})", list(wanted)
+        ).fetchall()
+    )
 
 
 def missing_and_extra(db: sqlite3.Connection, table: str) -> tuple[int, int]:

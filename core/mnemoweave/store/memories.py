@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ..model import Memory
 from ..text import language
 from . import fts
+from .db import inserted_id
+
+RANKED = (  # what ranking and hits read (not `norm`, the second copy of the body)
+    "id, kind, title, body, project, importance, weight, access_count, last_access,"
+    " created, updated, status, lang, evidence"
+)
+EMBEDDED = "id, title, body, tags, project"  # what the vector index is built from
 
 
 def _ref(prefix: str, value: int | None) -> str | None:
@@ -94,7 +101,7 @@ def insert(
             origin,
         ),
     )
-    mid = int(cur.lastrowid)
+    mid = inserted_id(cur)
     fts.index(db, "memories", mid, index_text(title, body, tags))
     return mid
 
@@ -208,3 +215,68 @@ def counts_by(db: sqlite3.Connection, what: str) -> dict[str, int]:
     """Active memories per kind or per tag ("kind", "tag"), the most common first."""
     rows = db.execute(COUNTED_BY[what]).fetchall()
     return dict(sorted(((str(name), n) for name, n in rows), key=lambda pair: (-pair[1], pair[0])))
+
+
+def by_status(db: sqlite3.Connection) -> dict[str, int]:
+    """How many memories there are in each status."""
+    return dict(db.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall())
+
+
+def active(db: sqlite3.Connection) -> list[Memory]:
+    """Every active memory, oldest first (by id)."""
+    rows = db.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id")
+    return [from_row(row) for row in rows]
+
+
+def active_bodies(db: sqlite3.Connection) -> list[sqlite3.Row]:
+    """The id, kind, project and body of every active memory."""
+    return db.execute(
+        "SELECT id, kind, project, body FROM memories WHERE status = 'active'"
+    ).fetchall()
+
+
+def low_importance(db: sqlite3.Connection) -> list[sqlite3.Row]:
+    """The active memories of importance 2 or less, oldest first (by id)."""
+    return db.execute(
+        "SELECT * FROM memories WHERE status = 'active' AND importance <= 2 ORDER BY id"
+    ).fetchall()
+
+
+def count(db: sqlite3.Connection) -> int:
+    """How many memories there are, in any status."""
+    return db.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+
+def all_ids(db: sqlite3.Connection) -> list[int]:
+    """The id of every memory, in any status."""
+    return [row[0] for row in db.execute("SELECT id FROM memories")]
+
+
+def ranked(db: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:
+    """The RANKED columns of the memories with these ids that exist (empty `ids`: none)."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return db.execute(f"SELECT {RANKED} FROM memories WHERE id IN ({marks})", ids).fetchall()
+
+
+def to_embed(db: sqlite3.Connection, ids: Sequence[int] | None = None) -> Iterator[sqlite3.Row]:
+    """The EMBEDDED columns of every memory, or of those with these ids that exist; rows
+    are read as they are iterated."""
+    if ids is None:
+        return db.execute(f"SELECT {EMBEDDED} FROM memories")
+    marks = ",".join("?" * len(ids))
+    return db.execute(f"SELECT {EMBEDDED} FROM memories WHERE id IN ({marks})", list(ids))
+
+
+def standing(db: sqlite3.Connection, projects: Sequence[str], limit: int) -> list[sqlite3.Row]:
+    """The active preferences and pinned (importance 5) memories of `projects`, most
+    important and then newest first: what the nudge always shows."""
+    marks = ",".join("?" * len(projects))
+    # the literal WHERE matches the partial index memories_nudge (m003), read in its order
+    return db.execute(
+        "SELECT id, kind, body, updated, importance FROM memories INDEXED BY memories_nudge"
+        " WHERE status = 'active' AND (kind = 'pref' OR importance >= 5)"
+        f" AND project IN ({marks}) ORDER BY importance DESC, updated DESC LIMIT ?",
+        [*projects, limit],
+    ).fetchall()

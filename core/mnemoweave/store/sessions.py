@@ -1,20 +1,46 @@
-"""The `sessions` table: one row per host session (its capsule is kept by store.turns)."""
+"""The `sessions` table (one row per host session: its capsule, its last user turn, when
+it ended or was compacted) and `woven` (the lines each session received). Only this
+module writes them."""
 
 from __future__ import annotations
 
 import sqlite3
 
 
-def touch(
-    db: sqlite3.Connection, session: str, host: str, project: str, now: float, ended: bool
-) -> None:
-    """Create the session if new; mark it ended (or reopened by a later start)."""
+def ensure(db: sqlite3.Connection, session: str, host: str, project: str, now: float) -> None:
+    """Create the session if it is new."""
     db.execute(
         "INSERT INTO sessions (id, host, project, started) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (id) DO NOTHING",
         (session, host, project, now),
     )
+
+
+def touch(
+    db: sqlite3.Connection, session: str, host: str, project: str, now: float, ended: bool
+) -> None:
+    """Create the session if new; mark it ended (or reopened by a later start)."""
+    ensure(db, session, host, project, now)
     db.execute("UPDATE sessions SET ended = ? WHERE id = ?", (now if ended else None, session))
+
+
+def said(db: sqlite3.Connection, session: str, turn: int) -> None:
+    """The user's latest turn in the session is row `turn`."""
+    db.execute("UPDATE sessions SET last_user_turn = ? WHERE id = ?", (turn, session))
+
+
+def unsaid(db: sqlite3.Connection, turn: int) -> None:
+    """Row `turn` is being deleted: no session points at it as its last user turn."""
+    db.execute("UPDATE sessions SET last_user_turn = NULL WHERE last_user_turn = ?", (turn,))
+
+
+def capsule(db: sqlite3.Connection, session: str) -> str:
+    row = db.execute("SELECT capsule FROM sessions WHERE id = ?", (session,)).fetchone()
+    return row[0] if row else ""
+
+
+def set_capsule(db: sqlite3.Connection, session: str, capsule: str) -> None:
+    db.execute("UPDATE sessions SET capsule = ? WHERE id = ?", (capsule, session))
 
 
 def compacted(db: sqlite3.Connection, session: str, now: float) -> None:

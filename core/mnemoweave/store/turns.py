@@ -1,12 +1,29 @@
-"""The `turns` and `sessions` tables: the append-only raw transcript."""
+"""The `turns` table: the append-only raw transcript (each turn's session row is kept by
+store.sessions)."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
 
 from ..model import Turn
 from ..text import language
-from . import fts
+from . import fts, sessions
+from .db import inserted_id
+
+RANKED = "id, session_id, role, text, ts, seq, project, lang"  # what ranking and hits read
+EMBEDDED = "id, text, project"  # what the vector index is built from
+_UNANSWERED = """
+SELECT * FROM (
+    SELECT * FROM turns AS asked
+    WHERE role = 'user' AND ts >= ? AND NOT EXISTS (
+        SELECT 1 FROM turns AS answer
+        WHERE answer.session_id = asked.session_id AND answer.role = 'assistant'
+          AND answer.seq > asked.seq
+    )
+    ORDER BY ts DESC, id DESC LIMIT ?
+) ORDER BY session_id, seq
+"""
 
 
 def from_row(row: sqlite3.Row) -> Turn:
@@ -49,11 +66,7 @@ def insert(
     """Append a turn at the end of its session (creating the session row if needed).
 
     Returns the turn's row id and its position (seq) in the session."""
-    db.execute(
-        "INSERT INTO sessions (id, host, project, started) VALUES (?, ?, ?, ?)"
-        " ON CONFLICT (id) DO NOTHING",
-        (session, host, project, ts),
-    )
+    sessions.ensure(db, session, host, project, ts)
     seq = db.execute(
         "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?", (session,)
     ).fetchone()[0]
@@ -62,31 +75,22 @@ def insert(
         " kind_conf, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (session, host, project, role, text, ts, seq, key, kind, kind_conf, language(text)),
     )
-    tid = int(cur.lastrowid)
+    tid = inserted_id(cur)
     if role == "user":
-        db.execute("UPDATE sessions SET last_user_turn = ? WHERE id = ?", (tid, session))
+        sessions.said(db, session, tid)
     fts.index(db, "turns", tid, text)
     return tid, seq
 
 
 def delete(db: sqlite3.Connection, tid: int) -> None:
     fts.unindex(db, "turns", tid)
-    db.execute("UPDATE sessions SET last_user_turn = NULL WHERE last_user_turn = ?", (tid,))
+    sessions.unsaid(db, tid)
     db.execute("DELETE FROM turns WHERE id = ?", (tid,))
 
 
 def reindex(db: sqlite3.Connection) -> None:
     rows = db.execute("SELECT id, text FROM turns").fetchall()
     fts.replace_all(db, "turns", ((r["id"], r["text"]) for r in rows))
-
-
-def capsule(db: sqlite3.Connection, session: str) -> str:
-    row = db.execute("SELECT capsule FROM sessions WHERE id = ?", (session,)).fetchone()
-    return row[0] if row else ""
-
-
-def set_capsule(db: sqlite3.Connection, session: str, capsule: str) -> None:
-    db.execute("UPDATE sessions SET capsule = ? WHERE id = ?", (capsule, session))
 
 
 def undistilled(
@@ -98,7 +102,8 @@ def undistilled(
     limit: int | None = None,
 ) -> list[Turn]:
     """Turns distill has not walked yet, oldest first: a window over the whole history."""
-    where, params = ["distilled IS NULL"], []
+    where = ["distilled IS NULL"]
+    params: list[str | float] = []
     if session is not None:
         where.append("session_id = ?")
         params.append(session)
@@ -116,3 +121,83 @@ def mark_distilled(db: sqlite3.Connection, refs: list[str], now: float) -> None:
     db.executemany(
         "UPDATE turns SET distilled = ? WHERE id = ?", [(now, int(ref[2:])) for ref in refs]
     )
+
+
+def unanswered(db: sqlite3.Connection, since: float, limit: int) -> list[Turn]:
+    """The user turns said since `since` that no assistant turn followed in their session:
+    the newest `limit` of them, returned by session and in order."""
+    return [from_row(row) for row in db.execute(_UNANSWERED, (since, limit)).fetchall()]
+
+
+def transcript(db: sqlite3.Connection) -> list[Turn]:
+    """Every turn, by session and in order."""
+    rows = db.execute("SELECT * FROM turns ORDER BY session_id, seq").fetchall()
+    return [from_row(row) for row in rows]
+
+
+def count(db: sqlite3.Connection) -> int:
+    """How many turns there are."""
+    return db.execute("SELECT count(*) FROM turns").fetchone()[0]
+
+
+def all_ids(db: sqlite3.Connection) -> list[int]:
+    """The id of every turn."""
+    return [row[0] for row in db.execute("SELECT id FROM turns")]
+
+
+def ranked(db: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:
+    """The RANKED columns of the turns with these ids that exist (empty `ids`: none)."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return db.execute(f"SELECT {RANKED} FROM turns WHERE id IN ({marks})", ids).fetchall()
+
+
+def ranked_at(db: sqlite3.Connection, positions: Sequence[tuple[str, int]]) -> list[sqlite3.Row]:
+    """The RANKED columns of the turns at these (session, seq) positions that exist."""
+    values = ",".join("(?, ?)" for _ in positions)
+    return db.execute(
+        f"SELECT {RANKED} FROM turns WHERE (session_id, seq) IN (VALUES {values})",
+        [part for position in positions for part in position],
+    ).fetchall()
+
+
+def to_embed(db: sqlite3.Connection, ids: Sequence[int] | None = None) -> Iterator[sqlite3.Row]:
+    """The EMBEDDED columns of every turn, or of those with these ids that exist; rows are
+    read as they are iterated."""
+    if ids is None:
+        return db.execute(f"SELECT {EMBEDDED} FROM turns")
+    marks = ",".join("?" * len(ids))
+    return db.execute(f"SELECT {EMBEDDED} FROM turns WHERE id IN ({marks})", list(ids))
+
+
+def window(
+    db: sqlite3.Connection,
+    *,
+    session: str | None,
+    start: float | None,
+    end: float | None,
+    ids: Sequence[int] | None,
+    limit: int,
+) -> list[sqlite3.Row]:
+    """Turns of `session` (None: any) from `start` to `end` (None: open), among `ids` when
+    given, oldest first, at most `limit`."""
+    clauses = ["1"]
+    params: list[str | float] = []
+    if session:
+        clauses.append("session_id = ?")
+        params.append(session)
+    if start is not None:
+        clauses.append("ts >= ?")
+        params.append(start)
+    if end is not None:
+        clauses.append("ts <= ?")
+        params.append(end)
+    if ids is not None:
+        chosen = list(ids) or [0]
+        clauses.append(f"id IN ({','.join('?' * len(chosen))})")
+        params.extend(chosen)
+    return db.execute(
+        f"SELECT * FROM turns WHERE {' AND '.join(clauses)} ORDER BY ts, seq LIMIT ?",
+        [*params, limit],
+    ).fetchall()
