@@ -19,7 +19,7 @@ def chosen(engine: Any, tag: str = "", match: str = "") -> list[Memory]:
         raise InvalidInput("say which memories: a tag or a text to match")
     return [
         memory
-        for memory in engine.list(BULK_LIMIT)
+        for memory in engine.list_memories(BULK_LIMIT)
         if (not tag.strip() or tag.strip() in memory.tags)
         and wanted in f"{memory.title}\n{memory.body}".casefold()
     ]

@@ -251,7 +251,7 @@ def get(ref: str, evidence: bool, as_json: bool) -> None:
 def list_(n: int, kind: str | None, project: str, trash: bool, as_json: bool) -> None:
     """List recent memories (the scope's and global ones), newest first."""
     with _engine() as engine:
-        memories = engine.list(n, kind=kind, project=project, trashed=trash)
+        memories = engine.list_memories(n, kind=kind, project=project, trashed=trash)
     if as_json:
         _emit({"memories": [m.to_dict() for m in memories]})
         return

@@ -18,10 +18,8 @@ def project() -> None:
 @json_option
 def project_list(as_json: bool) -> None:
     """Every project the store holds, with its key and what it holds."""
-    from . import projects
-
     with _engine() as engine:
-        found = projects.listing(engine)
+        found = engine.projects()
     if as_json:
         _emit({"projects": found})
         return
@@ -39,9 +37,8 @@ def project_list(as_json: bool) -> None:
 def project_rename(old: str, new: str) -> None:
     """Move everything of project OLD (a key as `project list` shows it) to NEW (a key, or
     a path in a checkout such as .): for a checkout that moved or a repository renamed."""
-    from . import projects
     from .scope import resolve_scope
 
     with _engine() as engine:
-        done = projects.rename(engine, old, resolve_scope(new))
+        done = engine.rename_project(old, resolve_scope(new))
     click.echo(f"renamed {done['old']} to {done['new']} ({counted(done['rows'], 'row')})")

@@ -178,11 +178,9 @@ def skill_teach(
     as_json: bool,
 ) -> None:
     """Save or update the skill NAME (every missing piece is reported at once)."""
-    from . import skills
-
     with _engine() as engine:
-        taught = skills.teach(
-            engine, name, summary=summary, triggers=triggers, steps=steps, source_urls=urls
+        taught = engine.teach_skill(
+            name, summary=summary, triggers=triggers, steps=steps, source_urls=urls
         )
     if as_json:
         _emit(taught.to_dict())
@@ -195,10 +193,8 @@ def skill_teach(
 @json_option
 def skill_check(query: str, as_json: bool) -> None:
     """Is a task known, partly known or unknown? With the best matching skill."""
-    from . import skills
-
     with _engine() as engine:
-        result = skills.check(engine, query)
+        result = engine.check_skill(query)
     if as_json:
         _emit(result)
     else:
@@ -214,11 +210,9 @@ def skill_check(query: str, as_json: bool) -> None:
 @json_option
 def skill_queue(done: str | None, as_json: bool) -> None:
     """The learning queue: tasks `skill check` found no skill for, the most asked first."""
-    from . import skill_queue as queue
-
     with _engine() as engine:
-        closed = queue.close(engine, done) if done is not None else None
-        entries = queue.entries(engine)
+        closed = engine.close_queued_skill(done) if done is not None else None
+        entries = engine.skill_queue()
     if as_json:
         _emit({"closed": closed, "entries": entries} if closed else {"entries": entries})
         return
@@ -235,10 +229,8 @@ def skill_queue(done: str | None, as_json: bool) -> None:
 @json_option
 def skill_load(name: str, as_json: bool) -> None:
     """The full steps of a skill (counts a use)."""
-    from . import skills
-
     with _engine() as engine:
-        loaded = skills.load(engine, name)
+        loaded = engine.load_skill(name)
     if as_json:
         _emit(loaded.to_dict())
         return
@@ -252,10 +244,8 @@ def skill_load(name: str, as_json: bool) -> None:
 @json_option
 def skill_list(as_json: bool) -> None:
     """Every skill, most used first."""
-    from . import skills
-
     with _engine() as engine:
-        known = skills.listing(engine)
+        known = engine.skills()
     if as_json:
         _emit({"skills": [s.to_dict() for s in known]})
         return
@@ -269,10 +259,8 @@ def skill_list(as_json: bool) -> None:
 @json_option
 def hygiene(as_json: bool) -> None:
     """What could be tidied (near-duplicates, stale memories, index drift); changes nothing."""
-    from . import hygiene as tidy
-
     with _engine() as engine:
-        found = tidy.report(engine)
+        found = engine.hygiene()
     if as_json:
         _emit(found)
         return

@@ -16,10 +16,8 @@ from .terminal import echo
 @json_option
 def threads(within: float | None, as_json: bool) -> None:
     """Open threads: user turns no assistant turn answered yet, per session."""
-    from .threads import unanswered
-
     with _engine() as engine:
-        turns = unanswered(engine, within)
+        turns = engine.unanswered(within)
     sessions = [(name, list(said)) for name, said in groupby(turns, key=lambda t: t.session)]
     if as_json:
         _emit(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config, data_dir, load_config
+from .delegation import Delegated
 from .errors import InvalidInput, NotFound
 from .model import Card, Classification, Hit, Memory, SessionEvent, Turn, check_kind, parse_id
 from .retrieve import MODES, DenseChannel, Retriever, channels_for, configured_channels, describe
@@ -22,6 +23,7 @@ from .store import turns as turns_table
 from .store.db import DB_NAME, checkpoint, connect, transaction
 from .text import query_part
 from .writes import (
+    MemoryDraft,
     TurnDraft,
     Writer,
     Written,
@@ -100,6 +102,25 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def write_memories(
+        self,
+        drafts: Sequence[MemoryDraft | None],
+        actor: str = "user",
+        then: Callable[[sqlite3.Connection, list[Written]], None] | None = None,
+    ) -> list[Written]:
+        """Write checked memory drafts in one transaction (duplicates merge); `then` runs in
+        that transaction with the outcomes (what must commit with them)."""
+        return self._writer().memories(drafts, actor, then)
+
+    def write_turns(self, drafts: Sequence[TurnDraft | None], actor: str = "") -> list[Written]:
+        """Write checked turn drafts in one transaction, classified (a known key: skipped);
+        on_turn hears of each new one."""
+        classify = self.classify
+        results, stored = self._writer().turns(drafts, actor, lambda d: classify(d.as_turn()))
+        for turn in stored:
+            self.pm.hook.on_turn(turn=turn, engine=self)
+        return results
+
     def _writer(self) -> Writer:
         return Writer(self.db, self.config, self.channels, self._vectors, self.pm)
 
@@ -128,7 +149,7 @@ class Engine:
             title=title,
             evidence=evidence,
         )
-        return self._writer().memories([draft], actor)[0]
+        return self.write_memories([draft], actor)[0]
 
     def remember_many(self, rows: Iterable[dict[str, Any]], actor: str = "user") -> list[Written]:
         """Store many memories in one transaction (import, benchmarks); all checked first.
@@ -141,7 +162,7 @@ class Engine:
             m | default if isinstance(m, dict) and m.get("importance") is None else m for m in rows
         ]
         drafts = [from_fields(draft_memory, m, n) for n, m in enumerate(given, 1)]
-        return self._writer().memories(drafts, actor)
+        return self.write_memories(drafts, actor)
 
     def get(self, ref: str) -> Memory | Turn | Card:
         table, rowid = parse_id(ref)
@@ -168,7 +189,7 @@ class Engine:
             raise NotFound(f"no memory with id {ref}")
         return row
 
-    def list(
+    def list_memories(
         self,
         n: int = 20,
         *,
@@ -267,17 +288,10 @@ class Engine:
             self._classifier = registry[name]
         return self._classifier(turn=turn)  # keywords, as register_classifiers says
 
-    def _store_turns(self, drafts: Sequence[TurnDraft | None], actor: str = "") -> list[Written]:
-        classify = self.classify
-        results, stored = self._writer().turns(drafts, actor, lambda d: classify(d.as_turn()))
-        for turn in stored:
-            self.pm.hook.on_turn(turn=turn, engine=self)
-        return results
-
     def handle(self, event: Turn | SessionEvent) -> Written | None:
         """The one entry for every host: store and classify a turn, or record a session event."""
         if isinstance(event, Turn):
-            return self._store_turns([draft_of(event)])[0]
+            return self.write_turns([draft_of(event)])[0]
         now = event.ts or time.time()
         with transaction(self.db) as db:
             sessions_table.touch(
@@ -335,7 +349,7 @@ class Engine:
     ) -> Written:
         """Append a raw turn; a turn already stored under the same key is not stored twice."""
         draft = draft_turn(session, role, text, host=host, project=project, ts=ts, key=key)
-        return self._store_turns([draft])[0]
+        return self.write_turns([draft])[0]
 
     def ingest_many(self, turns: Iterable[dict[str, Any]]) -> list[Written]:
         """Append many turns in one transaction (bulk import, benchmarks).
@@ -343,7 +357,7 @@ class Engine:
         Each dict has the keyword arguments of `ingest`: session, role, text and optionally
         host, project, ts, key. All are checked before anything is written.
         """
-        return self._store_turns([from_fields(draft_turn, t, n) for n, t in enumerate(turns, 1)])
+        return self.write_turns([from_fields(draft_turn, t, n) for n, t in enumerate(turns, 1)])
 
     # --- search ---------------------------------------------------------------------------
 
@@ -427,26 +441,23 @@ class Engine:
             raise InvalidInput(f"bad window: offset {offset} (>= 0), limit {limit} (>= 1)")
         return run(self, session=session, since=since, offset=offset, limit=limit)
 
-    def supersede(self, old: str, new: str) -> Written:
-        """`new` replaces `old` (kept for audit, no longer surfacing)."""
-        from .review import supersede
+    supersede = Delegated("review.supersede")  # new replaces old (kept for audit)
+    feedback = Delegated("review.feedback")
+    evidence = Delegated("review.evidence")
+    rehydrate = Delegated("review.rehydrate")
 
-        return announce(self.pm, self.db, supersede(self, old, new))
+    # --- operations kept in their own modules ------------------------------------------------
 
-    def feedback(self, ref: str, verdict: str) -> Written:
-        from .review import feedback
-
-        return announce(self.pm, self.db, feedback(self, ref, verdict))
-
-    def evidence(self, ref: str) -> list[Turn]:
-        from .review import evidence
-
-        return evidence(self, ref)
-
-    def rehydrate(self, **window: Any) -> list[Turn]:
-        from .review import rehydrate
-
-        return rehydrate(self, **window)
+    unanswered = Delegated("threads.unanswered")
+    teach_skill = Delegated("skills.teach")
+    check_skill = Delegated("skills.check")
+    load_skill = Delegated("skills.load")
+    skills = Delegated("skills.listing")
+    skill_queue = Delegated("skill_queue.entries")
+    close_queued_skill = Delegated("skill_queue.close")
+    projects = Delegated("projects.listing")
+    rename_project = Delegated("projects.rename")
+    hygiene = Delegated("hygiene.report")
 
     # --- files and index ------------------------------------------------------------------
 
@@ -456,11 +467,7 @@ class Engine:
 
         return self.import_records(collect(Path(path)))
 
-    def import_records(self, records: Sequence[Any]) -> dict[str, int]:
-        """Import turns and memory records (`transfer.collect` reads them), all or nothing."""
-        from .files import import_records
-
-        return import_records(self, records)
+    import_records = Delegated("files.import_records")  # records `transfer.collect` read
 
     def export(self, directory: Path) -> list[Path]:
         """Write active memories as Markdown (one file per project) and turns as JSONL."""
@@ -468,26 +475,7 @@ class Engine:
 
         return write_files(Path(directory), self.export_files())
 
-    def export_files(self) -> dict[str, str]:
-        """The export as file name -> content (the caller writes them)."""
-        from .files import export_files
-
-        return export_files(self)
-
-    def reindex(self, progress: Callable[[str, int, int], None] | None = None) -> dict[str, int]:
-        """Rebuild the vector index (and the full-text index) from SQLite."""
-        from .indexing import reindex
-
-        return reindex(self, progress)
-
-    # --- health ---------------------------------------------------------------------------
-
-    def status(self) -> dict[str, Any]:
-        from .health import status
-
-        return status(self)
-
-    def doctor(self, repair: bool = False) -> list[Any]:
-        from .health import doctor
-
-        return doctor(self, repair=repair)
+    export_files = Delegated("files.export_files")  # file name -> content
+    reindex = Delegated("indexing.reindex")  # the vector and full-text indexes, from SQLite
+    status = Delegated("health.status")
+    doctor = Delegated("health.doctor")

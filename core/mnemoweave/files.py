@@ -46,10 +46,9 @@ def import_records(
                 )
             )
     counts = {"turns": 0, "memories": 0, "merged": 0, "duplicate": 0, "skipped": 0}
-    writer = engine._writer()
     for bucket, results in (
-        ("turns", engine._store_turns(turns, actor="import")),
-        ("memories", writer.memories(memories, actor="import")),
+        ("turns", engine.write_turns(turns, actor="import")),
+        ("memories", engine.write_memories(memories, actor="import")),
     ):
         for result in results:
             counts[bucket if result.action == "new" else result.action] += 1

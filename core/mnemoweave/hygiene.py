@@ -11,7 +11,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import indexing
-from .operations import remotable
 from .retrieve import decay_factor
 from .store import fts
 from .store import memories as memories_table
@@ -64,7 +63,6 @@ def _stale(engine: Engine, now: float) -> list[dict[str, Any]]:
     return out
 
 
-@remotable
 def report(engine: Engine, now: float | None = None) -> dict[str, Any]:
     """Everything hygiene would suggest; read-only."""
     orphans: dict[str, Any] = {}

@@ -91,7 +91,9 @@ def repair(engine: Engine) -> list[str]:
     return [line for line in repair_steps(engine) if line]
 
 
-def reindex(engine: Engine, progress: Callable[[str, int, int], None] | None) -> dict[str, int]:
+def reindex(
+    engine: Engine, progress: Callable[[str, int, int], None] | None = None
+) -> dict[str, int]:
     """Rebuild the full-text indexes, and the vector index when a model is available."""
     with transaction(engine.db) as db:
         memories_table.reindex(db)

@@ -461,9 +461,7 @@ def build(project: str | None = None) -> MemoryServer:
             data, pid = engine.status(), daemon_pid(data_dir())
             counted = {f"by_{by}": data[f"memories_by_{by}"]} if by else {}
             if threads:
-                from .threads import unanswered
-
-                said = unanswered(engine, threads)
+                said = engine.unanswered(threads)
                 counted["threads"] = [f"{t.session} {t.id}: {clip(t.text, 200)}" for t in said]
             return _json(
                 counted

@@ -17,8 +17,6 @@ import subprocess
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
-from .operations import remotable
-
 if TYPE_CHECKING:
     from .engine import Engine
 
@@ -124,7 +122,6 @@ def _git(root: str, *args: str) -> str:
 # --- the projects a store holds -------------------------------------------------------------
 
 
-@remotable
 def listing(engine: Engine) -> list[dict[str, Any]]:
     """Every project the store holds (the global scope too), with its key, readable name
     and rows per table."""
@@ -136,7 +133,6 @@ def listing(engine: Engine) -> list[dict[str, Any]]:
     ]
 
 
-@remotable
 def rename(engine: Engine, old: str, new: str) -> dict[str, Any]:
     """Move everything of project `old` (its key as `listing` shows it) to `new`, merging
     when `new` already holds rows: for a checkout that moved or a repository renamed."""

@@ -20,7 +20,7 @@ from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
 from .text import clean
-from .writes import Written, draft_memory
+from .writes import Written, announce, draft_memory
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -84,7 +84,7 @@ def accept(
             actor,
         )
 
-    written = engine._writer().memories([draft], actor, then=decide)[0]
+    written = engine.write_memories([draft], actor, then=decide)[0]
     rivals = same_subject(engine, written.id)
     if rivals:
         runs = "; ".join(f"mnemoweave supersede {rival} {written.id}" for rival in rivals)
@@ -145,7 +145,7 @@ def supersede(engine: Engine, old: str, new: str, *, actor: str = "agent") -> Wr
             {"status": "superseded", "superseded_by": new},
             actor,
         )
-    return Written("superseded", old, reason=f"by {new}")
+    return announce(engine.pm, engine.db, Written("superseded", old, reason=f"by {new}"))
 
 
 def reject(engine: Engine, ref: str, *, why: str = "", actor: str = "agent") -> Written:
@@ -171,29 +171,29 @@ def feedback(engine: Engine, ref: str, verdict: str, *, actor: str = "agent") ->
         row = memories_table.get(db, rowid)
         if row is None:
             raise NotFound(f"no memory with id {ref}")
-        if verdict == "outdated":
-            memories_table.set_status(db, rowid, "superseded", None)
+        if verdict != "outdated":
+            low, high = WEIGHT_BOUNDS
+            weight = min(high, max(low, row["weight"] * WEIGHT_STEP[verdict]))
+            memories_table.set_weight(db, rowid, weight, time.time())
             audit.record(
                 db,
                 "feedback",
                 ref,
-                {"status": row["status"]},
-                {"status": "superseded", "verdict": verdict},
+                {"weight": row["weight"]},
+                {"weight": weight, "verdict": verdict},
                 actor,
             )
-            return Written("superseded", ref)
-        low, high = WEIGHT_BOUNDS
-        weight = min(high, max(low, row["weight"] * WEIGHT_STEP[verdict]))
-        memories_table.set_weight(db, rowid, weight, time.time())
+            return Written("weighted", ref, reason=f"weight {row['weight']:.2f} -> {weight:.2f}")
+        memories_table.set_status(db, rowid, "superseded", None)
         audit.record(
             db,
             "feedback",
             ref,
-            {"weight": row["weight"]},
-            {"weight": weight, "verdict": verdict},
+            {"status": row["status"]},
+            {"status": "superseded", "verdict": verdict},
             actor,
         )
-    return Written("weighted", ref, reason=f"weight {row['weight']:.2f} -> {weight:.2f}")
+    return announce(engine.pm, engine.db, Written("superseded", ref))  # once committed
 
 
 def evidence(engine: Engine, ref: str) -> list[Turn]:

@@ -7,7 +7,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput, NotFound
-from .operations import remotable
 from .store import skills as skills_table
 from .store.db import transaction
 from .text import clean
@@ -34,13 +33,11 @@ def _entry(row: Any) -> dict[str, Any]:
     }
 
 
-@remotable
 def entries(engine: Engine) -> list[dict[str, Any]]:
     """The open entries, the most asked first."""
     return [_entry(row) for row in skills_table.queue_open(engine.db)]
 
 
-@remotable
 def close(engine: Engine, which: str) -> dict[str, Any]:
     """Close the open entry `which`: its number as listed, or its task's text."""
     which = " ".join(which.split())

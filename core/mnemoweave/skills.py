@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput, NotFound
-from .operations import remotable
 from .store import audit
 from .store import skills as skills_table
 from .store.db import transaction
@@ -61,7 +60,6 @@ def _from_row(row: Any) -> Skill:
     )
 
 
-@remotable
 def teach(
     engine: Engine,
     name: str,
@@ -111,7 +109,6 @@ def get(engine: Engine, name: str) -> Skill:
     return _from_row(row)
 
 
-@remotable
 def load(engine: Engine, name: str) -> Skill:
     """The full skill, counting the use."""
     get(engine, name)
@@ -120,12 +117,10 @@ def load(engine: Engine, name: str) -> Skill:
     return get(engine, name)
 
 
-@remotable
 def listing(engine: Engine) -> list[Skill]:
     return [_from_row(row) for row in skills_table.listing(engine.db)]
 
 
-@remotable
 def check(engine: Engine, query: str) -> dict[str, Any]:
     """known / partial / unknown: how much of the task's words the best skill covers. An
     unknown task is queued to be learned."""

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from .errors import InvalidInput
 from .model import Turn
-from .operations import remotable
 from .store import turns as turns_table
 
 if TYPE_CHECKING:
@@ -17,7 +16,6 @@ if TYPE_CHECKING:
 MAX_THREADS = 200  # user turns returned at most, the newest
 
 
-@remotable
 def unanswered(engine: Engine, within: float | None = None) -> list[Turn]:
     """The user turns no assistant turn followed in their session, by session and in
     order; `within` minutes: only those said that recently."""

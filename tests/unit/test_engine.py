@@ -31,7 +31,7 @@ def test_exact_duplicates_merge(engine):
     assert again.id == first.id
     memory = engine.get(first.id)
     assert memory.tags == ("style", "make") and memory.importance == 4
-    assert len(engine.list()) == 1
+    assert len(engine.list_memories()) == 1
     # another project is another scope
     assert engine.remember("Use tabs in Makefiles.", project="other").action == "new"
 
@@ -51,7 +51,7 @@ def test_forget_restore_purge(engine):
     ref = engine.remember("The staging database is read-only on Fridays").id
     assert engine.forget(ref).action == "trashed"
     assert engine.search("staging") == []
-    assert ids(engine.list(trashed=True)) == [ref]
+    assert ids(engine.list_memories(trashed=True)) == [ref]
     assert engine.get(ref).status == "trashed"
     assert engine.forget(ref).action == "unchanged"
     assert engine.restore(ref).action == "restored"
@@ -94,7 +94,7 @@ def test_project_scope_includes_global(engine):
     g = engine.remember("poetry lock files are committed").id
     assert set(ids(engine.search("poetry", project="alpha"))) == {a, g}
     assert set(ids(engine.search("poetry"))) == {a, b, g}
-    assert set(ids(engine.list(project="beta"))) == {b, g}
+    assert set(ids(engine.list_memories(project="beta"))) == {b, g}
 
 
 def test_kind_filter_and_bad_kind(engine):

@@ -251,7 +251,6 @@ def test_accepting_a_close_memory_proposes_supersession_and_supersede_retires_th
 
 
 def test_hygiene_reports_and_changes_nothing(hybrid):
-    from mnemoweave import hygiene
 
     a = hybrid.remember("Use tabs in Makefiles", kind="pref").id
     hybrid.config = replace_config(hybrid.config, dedup_action="skip", dedup_threshold=1.01)
@@ -263,7 +262,7 @@ def test_hygiene_reports_and_changes_nothing(hybrid):
     hybrid.index.delete("memories", [old])
     before = hybrid.db.execute("SELECT count(*), sum(weight) FROM memories").fetchone()
     hybrid.config = replace_config(hybrid.config, dedup_threshold=0.9)
-    found = hygiene.report(hybrid)
+    found = hybrid.hygiene()
     assert [(p["a"], p["b"]) for p in found["near_duplicates"]] == [(a, b)]
     assert [s["id"] for s in found["stale"]] == [old]
     assert found["index"]["concepts.memories"] == {"not_indexed": 1, "stale_entries": 0}

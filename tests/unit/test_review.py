@@ -139,7 +139,7 @@ def test_accepting_a_card_writes_the_memory_and_the_decision_together(session, m
     monkeypatch.setattr(cards_table, "decide", broken)
     with pytest.raises(RuntimeError, match="disk went away"):
         session.review("c_1", "accept")
-    assert session.list() == [] and session.get("c_1").status == "pending"
+    assert session.list_memories() == [] and session.get("c_1").status == "pending"
     monkeypatch.undo()
     written = session.review("c_1", "accept")
-    assert [m.id for m in session.list()] == [written.id]
+    assert [m.id for m in session.list_memories()] == [written.id]

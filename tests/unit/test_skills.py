@@ -3,7 +3,6 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave import skills
 from mnemoweave.cli import cli
 from mnemoweave.errors import InvalidInput, NotFound
 
@@ -17,25 +16,25 @@ RELEASE = {
 
 def test_teach_refuses_with_every_violation_listed(engine):
     with pytest.raises(InvalidInput) as info:
-        skills.teach(engine, "Bad Name", summary="", triggers=[], steps=[], source_urls=["ftp:x"])
+        engine.teach_skill("Bad Name", summary="", triggers=[], steps=[], source_urls=["ftp:x"])
     message = str(info.value)
     for part in ("name:", "--summary", "--step", "not an http(s) URL"):
         assert part in message
     with pytest.raises(InvalidInput, match="at least one source URL"):
-        skills.teach(engine, "ok", summary="s", triggers=[], steps=["a"], source_urls=[])
-    assert skills.listing(engine) == []
+        engine.teach_skill("ok", summary="s", triggers=[], steps=["a"], source_urls=[])
+    assert engine.skills() == []
 
 
 def test_teach_check_load_list(engine):
-    skills.teach(engine, "git-release", **RELEASE)
-    assert skills.check(engine, "how do I release a new version")["verdict"] == "known"
-    assert skills.check(engine, "publish the docs site")["verdict"] == "partial"
-    unknown = skills.check(engine, "rotate the database credentials")
+    engine.teach_skill("git-release", **RELEASE)
+    assert engine.check_skill("how do I release a new version")["verdict"] == "known"
+    assert engine.check_skill("publish the docs site")["verdict"] == "partial"
+    unknown = engine.check_skill("rotate the database credentials")
     assert unknown == {"verdict": "unknown", "coverage": 0.0, "best": None}
-    assert skills.load(engine, "git-release").usage_count == 1
-    assert skills.load(engine, "git-release").steps[1] == "git tag vX.Y.Z"
+    assert engine.load_skill("git-release").usage_count == 1
+    assert engine.load_skill("git-release").steps[1] == "git tag vX.Y.Z"
     with pytest.raises(NotFound):
-        skills.load(engine, "nope")
+        engine.load_skill("nope")
     # the weave shows the one-liner only
     text = engine.weave("anything").text
     assert "git-release — Tag and push a release" in text and "git tag" not in text
@@ -44,11 +43,11 @@ def test_teach_check_load_list(engine):
 def test_a_source_url_keeps_no_password_or_token(engine):
     token = "Zq8vXc4LmN8pQ2" * 3
     url = f"https://wiki:hunter2hunter2@wiki.example.com/p?access_token={token}&page=2"
-    taught = skills.teach(engine, "leaky", **(RELEASE | {"source_urls": [url]}))
+    taught = engine.teach_skill("leaky", **(RELEASE | {"source_urls": [url]}))
     assert taught.source_urls == (
         "https://wiki:[REDACTED:password]@wiki.example.com/p?access_token=[REDACTED:secret]&page=2",
     )
-    assert skills.load(engine, "leaky").source_urls == taught.source_urls
+    assert engine.load_skill("leaky").source_urls == taught.source_urls
 
 
 def test_skill_cli(mnemoweave_home):
@@ -78,22 +77,21 @@ def test_skill_cli(mnemoweave_home):
 
 
 def test_an_unknown_task_is_queued_to_learn_and_closed_when_learned(engine):
-    from mnemoweave import skill_queue
 
-    skills.teach(engine, "git-release", **RELEASE)
-    skills.check(engine, "how do I release a new version")  # known: not queued
-    skills.check(engine, "publish the docs site")  # partial: not queued
-    skills.check(engine, "rotate the database credentials")
-    skills.check(engine, "rotate   the database credentials")  # the same task, asked again
-    skills.check(engine, "set up the CI cache with token=Zq8vXc4LmN8pQ2Zq8vXc4LmN8pQ2")
-    entries = skill_queue.entries(engine)
+    engine.teach_skill("git-release", **RELEASE)
+    engine.check_skill("how do I release a new version")  # known: not queued
+    engine.check_skill("publish the docs site")  # partial: not queued
+    engine.check_skill("rotate the database credentials")
+    engine.check_skill("rotate   the database credentials")  # the same task, asked again
+    engine.check_skill("set up the CI cache with token=Zq8vXc4LmN8pQ2Zq8vXc4LmN8pQ2")
+    entries = engine.skill_queue()
     assert [(e["number"], e["asked"]) for e in entries] == [(1, 2), (2, 1)]
     assert entries[0]["task"] == "rotate the database credentials"
     assert "Zq8vXc4LmN8pQ2" not in entries[1]["task"]  # stored text is cleaned
-    assert skill_queue.close(engine, "1")["task"] == "rotate the database credentials"
+    assert engine.close_queued_skill("1")["task"] == "rotate the database credentials"
     with pytest.raises(NotFound):
-        skill_queue.close(engine, "1")  # closed already
-    assert [e["number"] for e in skill_queue.entries(engine)] == [2]
+        engine.close_queued_skill("1")  # closed already
+    assert [e["number"] for e in engine.skill_queue()] == [2]
 
 
 def test_skill_queue_from_the_cli_and_the_mcp_tool(mnemoweave_home):

@@ -109,10 +109,12 @@ def test_import_then_export_round_trips(engine, tmp_path):
         counts = other.import_path(tmp_path / "out")
         assert counts["memories"] == 3 and counts["turns"] == 2
         originals = {
-            (m.title, m.body, m.kind, m.project, m.tags, m.importance) for m in engine.list(50)
+            (m.title, m.body, m.kind, m.project, m.tags, m.importance)
+            for m in engine.list_memories(50)
         }
         copies = {
-            (m.title, m.body, m.kind, m.project, m.tags, m.importance) for m in other.list(50)
+            (m.title, m.body, m.kind, m.project, m.tags, m.importance)
+            for m in other.list_memories(50)
         }
         assert copies == originals
         assert [t.text for t in (other.get("t_1"), other.get("t_2"))] == [
