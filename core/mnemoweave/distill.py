@@ -142,7 +142,7 @@ class _Group:
 
 
 def _units(engine: Engine, turns: Sequence[Turn]) -> list[_Unit]:
-    units = []
+    units: list[_Unit] = []
     for turn in turns:
         if turn.role not in ROLES or turn.role == "assistant" and not names_work(turn.text):
             continue
@@ -287,7 +287,10 @@ def _store(db: sqlite3.Connection, card: Card, now: float) -> Card | None:
         topic=card.topic,
     )
     audit.record(db, "propose", f"c_{cid}", after={"evidence": card.evidence})
-    return cards_table.from_row(cards_table.get(db, cid))
+    row = cards_table.get(db, cid)
+    if row is None:  # written a moment ago, in this transaction
+        raise RuntimeError(f"card c_{cid} vanished as it was proposed")
+    return cards_table.from_row(row)
 
 
 def run(

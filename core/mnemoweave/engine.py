@@ -52,7 +52,7 @@ class Engine:
         self._db: sqlite3.Connection | None = None
         self._channels: list[DenseChannel] | None = None
         self._pm: Any = None
-        self._classifier: Callable[[Turn], Classification] | None = None
+        self._classifier: Callable[..., Classification] | None = None
         self._vectors: dict[tuple[str, str], Any] = {}  # the last query's embeddings
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -235,7 +235,8 @@ class Engine:
         if table not in tables:
             raise InvalidInput(f"{ref} is a {table}; only memories and turns can be purged")
         name, module = tables[table]
-        gone = self.get(ref) if table == "memory" else None  # what on_memory is told
+        found = self.get(ref) if table == "memory" else None
+        gone = found if isinstance(found, Memory) else None  # what on_memory is told
         with transaction(self.db) as db:
             if module.get(db, rowid) is None:
                 raise NotFound(f"no {table} with id {ref}")
@@ -275,7 +276,7 @@ class Engine:
         if answer is not None:
             return answer
         if self._classifier is None:
-            registry: dict[str, Callable[[Turn], Classification]] = {}
+            registry: dict[str, Callable[..., Classification]] = {}
             self.pm.hook.register_classifiers(register=registry.__setitem__)
             name = self.config.classifier
             if name not in registry:  # a typo in the config must not cost a turn

@@ -111,6 +111,13 @@ class Turn(Record):
     kind: str | None = None
     kind_conf: float | None = None
 
+    @property
+    def ref(self) -> str:
+        """The stored turn's id (an announced turn has none yet)."""
+        if self.id is None:
+            raise ValueError("a turn not stored yet has no id")
+        return self.id
+
 
 SESSION_EVENTS = ("start", "idle", "pre_compact", "end")
 

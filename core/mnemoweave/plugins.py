@@ -46,7 +46,9 @@ def _isolated(impl: pluggy.HookImpl, hook_name: str, counts: Counter) -> None:
             return None
 
     guarded._mnemoweave_guard = True  # type: ignore[attr-defined]
-    impl.function = guarded
+    # pluggy types HookImpl.function as Final; replacing it is how each implementation is
+    # isolated (pluggy's hook callers read it at call time)
+    impl.function = guarded  # type: ignore[misc]
 
 
 def _isolate_all(pm: pluggy.PluginManager) -> None:

@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from .errors import InvalidInput, NotFound
-from .model import Card, Turn, check_kind, parse_id
+from .model import Card, Memory, Turn, check_kind, parse_id
 from .store import audit
 from .store import cards as cards_table
 from .store import memories as memories_table
@@ -59,7 +59,7 @@ def accept(
     kind = check_kind(kind if kind else card.suggested_kind)
     edited = summary is not None and summary.strip() != card.summary.strip()
     draft = draft_memory(
-        summary if edited else card.summary,
+        summary if summary is not None and edited else card.summary,
         kind=kind,
         project=card.project if project is None else project,
         tags=(),
@@ -73,7 +73,7 @@ def accept(
 
     def decide(db: sqlite3.Connection, results: list[Written]) -> None:
         """The card is marked in the transaction that writes its memory: both or neither."""
-        memory = results[0].id
+        memory = results[0].ref
         cards_table.decide(db, int(ref[2:]), "accepted", time.time(), int(memory[2:]))
         audit.record(
             db,
@@ -85,7 +85,7 @@ def accept(
         )
 
     written = engine.write_memories([draft], actor, then=decide)[0]
-    rivals = same_subject(engine, written.id)
+    rivals = same_subject(engine, written.ref)
     if rivals:
         runs = "; ".join(f"mnemoweave supersede {rival} {written.id}" for rival in rivals)
         reason = f"may replace {', '.join(rivals)}: run {runs}"
@@ -100,6 +100,8 @@ def same_subject(engine: Engine, ref: str) -> list[str]:
     if not engine.channels:
         return []
     memory = engine.get(ref)
+    if not isinstance(memory, Memory):
+        raise InvalidInput(f"{ref} is not a memory")
     channel = engine.channels[0]
     vector = channel.index.vector("memories", ref)
     if vector is None:

@@ -47,6 +47,13 @@ class Written:
     id: str | None = None
     reason: str = ""
 
+    @property
+    def ref(self) -> str:
+        """The id written (every outcome but skipped has one)."""
+        if self.id is None:
+            raise ValueError(f"a {self.action} write has no id")
+        return self.id
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action, "id": self.id}
         if self.reason:
@@ -260,7 +267,7 @@ class Writer:
 
         missing = [text for text in texts if (channel.name, text) not in known]
         fresh = dict(zip(missing, channel.embedder.embed(missing), strict=True)) if missing else {}
-        return np.stack([known.get((channel.name, t), fresh.get(t)) for t in texts])
+        return np.stack([fresh[t] if t in fresh else known[(channel.name, t)] for t in texts])
 
     def _index(
         self,
@@ -302,7 +309,7 @@ class Writer:
                 vector = None if vectors is None else vectors[position]
                 written = self._memory(db, draft, vector, fresh, vectors, actor)
                 if written.action == "new":
-                    fresh.append((written.id, position))
+                    fresh.append((written.ref, position))
                 results.append(written)
                 position += 1
             if then is not None:
@@ -332,7 +339,7 @@ class Writer:
         norm = normalise(draft.body)
         existing = memories_table.find_duplicate(db, norm, draft.project)
         how = "exact"
-        if existing is None and vector is not None:
+        if existing is None and vector is not None and vectors is not None:
             existing = self._near_duplicate(db, draft, vector, fresh, vectors)
             how = "near"
         if existing is not None:
@@ -419,8 +426,9 @@ class Writer:
         """
         results: list[Written] = []
         stored: list[Turn] = []
-        known = {d.key: turns_table.by_key(self.db, d.key) for d in drafts if d is not None}
-        if all(row is not None for row in known.values()):  # nothing new: no write transaction
+        keys = {d.key for d in drafts if d is not None}
+        known = {k: row for k in keys if (row := turns_table.by_key(self.db, k)) is not None}
+        if len(known) == len(keys):  # nothing new: no write transaction
             return [
                 Written("duplicate", f"t_{known[d.key]['id']}") if d else PRIVATE for d in drafts
             ], []
@@ -440,7 +448,7 @@ class Writer:
         if self.channels and stored:
             self._index(
                 "turns",
-                [turn.id for turn in stored],
+                [turn.ref for turn in stored],
                 [turn.project for turn in stored],
                 lambda: self._embed([turn.text for turn in stored]),
             )
@@ -470,7 +478,7 @@ class Writer:
         audit.record(
             db,
             "ingest",
-            turn.id,
+            f"t_{tid}",
             actor=actor or draft.host or "user",
             after={"session": draft.session, "role": draft.role},
         )

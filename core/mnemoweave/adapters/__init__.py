@@ -47,9 +47,7 @@ class Handled:
     later: tuple[Turn | SessionEvent, ...]  # turns and events the answer does not wait for
 
 
-def respond(
-    engine: Engine, host: str, event: str, payload: Any, *, answer: bool = True
-) -> Handled:
+def respond(engine: Engine, host: str, event: str, payload: Any, *, answer: bool = True) -> Handled:
     """Run the part of one host hook event the answer needs, and give the answer (the JSON
     the host expects back, or None for no output; with `answer` False, none is woven).
 

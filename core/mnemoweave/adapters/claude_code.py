@@ -72,16 +72,26 @@ def events(event: str, payload: dict[str, Any]) -> list[Turn | SessionEvent]:
     session = payloads.session(payload, "session_id")
     cwd = payload.get("cwd")
     project = project_from_cwd(cwd if isinstance(cwd, str) else None)
-    where = {"host": HOST, "project": project}
 
     def turn(role: str, text: str, key: str | None = None) -> Turn:
-        return Turn(session, role, text, key=key or turn_key(session, role, text), **where)
+        return Turn(
+            session,
+            role,
+            text,
+            key=key or turn_key(session, role, text),
+            host=HOST,
+            project=project,
+        )
 
     if event == "SessionStart":
         source = payload.get("source")
         return [
             SessionEvent(
-                "start", session, source=source if isinstance(source, str) else "", **where
+                "start",
+                session,
+                source=source if isinstance(source, str) else "",
+                host=HOST,
+                project=project,
             )
         ]
     if event == "UserPromptSubmit":
@@ -95,9 +105,9 @@ def events(event: str, payload: dict[str, Any]) -> list[Turn | SessionEvent]:
     if event == "Stop":
         said = payload.get("last_assistant_message")
         answer = [turn("assistant", said)] if isinstance(said, str) and said.strip() else []
-        return [*answer, SessionEvent("idle", session, **where)]
+        return [*answer, SessionEvent("idle", session, host=HOST, project=project)]
     kind = "pre_compact" if event == "PreCompact" else "end"
-    return [SessionEvent(kind, session, **where)]
+    return [SessionEvent(kind, session, host=HOST, project=project)]
 
 
 def _context(event: str, text: str) -> dict[str, Any] | None:

@@ -70,23 +70,29 @@ def events(event: str, payload: Any) -> list[Turn | SessionEvent]:
     payloads.checked("dsh", EVENTS, event, payload)
     session = payloads.session(payload, "session_id")
     cwd = payloads.text(payload, "cwd", required=False)
-    where = {"host": HOST, "project": project_from_cwd(cwd or None)}
+    project = project_from_cwd(cwd or None)
     if event == "session-start":
         source = payload.get("source")
         return [
             SessionEvent(
-                "start", session, source=source if isinstance(source, str) else "", **where
+                "start",
+                session,
+                source=source if isinstance(source, str) else "",
+                host=HOST,
+                project=project,
             )
         ]
     if event == "session-end":
-        return [SessionEvent("end", session, **where)]
+        return [SessionEvent("end", session, host=HOST, project=project)]
     turn = _turn(payload)
     said: list[Turn | SessionEvent] = [
-        Turn(session, role, text, key=turn_key(session, turn, role, text), **where)
+        Turn(
+            session, role, text, key=turn_key(session, turn, role, text), host=HOST, project=project
+        )
         for role, text in _messages(event, payload)
     ]
     if event == "turn-end":
-        said.append(SessionEvent("idle", session, **where))
+        said.append(SessionEvent("idle", session, host=HOST, project=project))
     return said
 
 
@@ -98,7 +104,7 @@ def answer(
     if event == "session-start":
         start = announced[0]
         text = engine.weave("", session=start.session, project=start.project, record=True).text
-    elif event == "pre-step" and announced:
+    elif event == "pre-step" and announced and isinstance(announced[-1], Turn):
         prompt = announced[-1]
         woven = engine.weave(
             prompt.text, session=prompt.session, project=prompt.project, record=True

@@ -99,23 +99,30 @@ def events(event: str, payload: Any) -> list[Turn | SessionEvent]:
     """What one plugin payload announces, in order (raises InvalidInput on a bad payload)."""
     payloads.checked("OpenCode", EVENTS, event, payload)
     session = payloads.session(payload, "sessionID")
-    where = {"host": HOST, "project": project_of(payload)}
+    project = project_of(payload)
 
     def turn(role: str, text: str, ident: str = "") -> Turn:
-        return Turn(session, role, text, key=turn_key(session, role, text, ident), **where)
+        return Turn(
+            session,
+            role,
+            text,
+            key=turn_key(session, role, text, ident),
+            host=HOST,
+            project=project,
+        )
 
     if event == "chat.message":
         text = payloads.text(payload, "text")
         ident = payloads.text(payload, "messageID", required=False).strip()
         return [turn("user", text, ident)] if text.strip() else []
     if event == "session.created":
-        return [SessionEvent("start", session, source="created", **where)]
+        return [SessionEvent("start", session, source="created", host=HOST, project=project)]
     if event == "session.idle":
         said = [turn(role, text, ident) for role, text, ident in _messages(payload)]
-        return [*said, SessionEvent("idle", session, **where)]
+        return [*said, SessionEvent("idle", session, host=HOST, project=project)]
     # experimental.session.compacting comes first (its answer goes into the compaction
     # prompt), session.compacted after; either may be missing, so both announce it.
-    return [SessionEvent("pre_compact", session, **where)]
+    return [SessionEvent("pre_compact", session, host=HOST, project=project)]
 
 
 def answer(
@@ -123,7 +130,7 @@ def answer(
 ) -> dict[str, Any] | None:
     """The answer for the plugin: the weave for the prompt at chat.message, the scene and
     nudge at session.created and for the compaction prompt; None otherwise."""
-    if event == "chat.message" and announced:
+    if event == "chat.message" and announced and isinstance(announced[0], Turn):
         query = announced[0].text
     elif event in ("session.created", "experimental.session.compacting"):
         query = ""
