@@ -25,7 +25,7 @@ def import_(path: Path, every: bool, as_json: bool) -> None:
         return
     if every:
         raise UserError("--all goes with `import claude-code`")
-    from .transfer import collect
+    from .file_formats import collect
 
     records = collect(path)  # read here: the daemon never opens a path it is given
     try:
@@ -45,7 +45,7 @@ def import_(path: Path, every: bool, as_json: bool) -> None:
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 def export(directory: Path) -> None:
     """Write memories as Markdown (and turns as JSONL) into DIRECTORY."""
-    from .files import write_files
+    from .import_export import write_files
 
     with _engine() as engine:
         files = engine.export_files()

@@ -10,9 +10,9 @@ import click
 from .cli import _emit, _engine, _one_line, _report, cli, json_option, kind_option
 from .cli_scope import rescope_options, scope_options
 from .errors import InvalidInput
+from .file_formats import parse_time
 from .model import Card, counted, sane_time
 from .terminal import echo
-from .transfer import parse_time
 
 
 @cli.command()

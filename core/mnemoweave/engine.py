@@ -464,19 +464,19 @@ class Engine:
 
     def import_path(self, path: Path) -> dict[str, int]:
         """Import turns (.jsonl) and memories (.md) from a file or directory, all or nothing."""
-        from .transfer import collect
+        from .file_formats import collect
 
         return self.import_records(collect(Path(path)))
 
-    import_records = Delegated("files.import_records")  # records `transfer.collect` read
+    import_records = Delegated("import_export.import_records")  # what file_formats.collect read
 
     def export(self, directory: Path) -> list[Path]:
         """Write active memories as Markdown (one file per project) and turns as JSONL."""
-        from .files import write_files
+        from .import_export import write_files
 
         return write_files(Path(directory), self.export_files())
 
-    export_files = Delegated("files.export_files")  # file name -> content
+    export_files = Delegated("import_export.export_files")  # file name -> content
     reindex = Delegated("indexing.reindex")  # the vector and full-text indexes, from SQLite
     status = Delegated("health.status")
     doctor = Delegated("health.doctor")

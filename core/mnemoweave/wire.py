@@ -32,7 +32,7 @@ RECORDS = {
     "Weave": "weave",
     "Skill": "skills",
     "Check": "health",
-    "MemoryRecord": "transfer",
+    "MemoryRecord": "file_formats",
 }
 
 

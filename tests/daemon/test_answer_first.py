@@ -13,8 +13,9 @@ import pytest
 from running import start_daemon
 
 from mnemoweave import Engine, adapters
-from mnemoweave.daemon.hosts import Hosts, replay_spool
+from mnemoweave.daemon.hooks import Hosts
 from mnemoweave.daemon.routes import Context
+from mnemoweave.daemon.spool import replay_spool
 from mnemoweave.store.damage import StoreDamaged
 from mnemoweave.store.db import DB_NAME
 

@@ -10,8 +10,8 @@ import pytest
 
 from mnemoweave import client
 from mnemoweave.daemon.routes import ROUTES
-from mnemoweave.files import write_files
-from mnemoweave.transfer import collect
+from mnemoweave.file_formats import collect
+from mnemoweave.import_export import write_files
 from mnemoweave.wire import decode, encode
 
 

@@ -20,7 +20,7 @@ from running import START_WITHIN, STOP_WITHIN, daemon_env, start_daemon
 
 from mnemoweave import client
 from mnemoweave.cli import cli
-from mnemoweave.transfer import collect
+from mnemoweave.file_formats import collect
 from mnemoweave.wire import encode
 
 

@@ -25,7 +25,7 @@ import pytest
 from running import daemon_env, start_daemon
 
 from mnemoweave import client, hook
-from mnemoweave.files import write_files
+from mnemoweave.import_export import write_files
 from mnemoweave.text import clean
 from secrets_corpus import CORPUS, rand
 

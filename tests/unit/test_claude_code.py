@@ -265,7 +265,7 @@ def test_a_spooled_payload_keeps_no_secret_and_no_private_span(tmp_path):
 
 def test_a_spooled_tool_call_keeps_what_its_observation_reads_not_its_contents(engine, tmp_path):
     from mnemoweave import hook
-    from mnemoweave.daemon.hosts import replay_spool
+    from mnemoweave.daemon.spool import replay_spool
 
     body = "the whole file the tool read, line after line"
     bash = payload("PostToolUse")
@@ -292,7 +292,7 @@ def test_an_observation_is_redacted_before_it_is_cut():
 
 def test_a_spooled_prompt_and_its_transcript_line_are_one_turn(engine, tmp_path):
     from mnemoweave import hook
-    from mnemoweave.daemon.hosts import replay_spool
+    from mnemoweave.daemon.spool import replay_spool
 
     secret = "ghp_" + "x1Y2z3" * 6
     said = f"deploy with token {secret} <private>note to self</private>"

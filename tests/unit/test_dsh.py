@@ -137,7 +137,7 @@ def test_turn_keys_agree_between_pre_step_turn_end_and_the_cleaned_spool():
 
 
 def test_a_spooled_turn_end_is_stored_when_the_daemon_replays_the_spool(engine):
-    from mnemoweave.daemon.hosts import replay_spool
+    from mnemoweave.daemon.spool import replay_spool
 
     secret = "sk-ant-api03-" + "A1b2C3d4" * 6
     said = [{"role": "user", "text": f"deploy with {secret}"}, {"role": "assistant", "text": "Ok."}]

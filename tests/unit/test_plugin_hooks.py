@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from mnemoweave import adapters, hookspecs
 from mnemoweave.cli import cli
-from mnemoweave.daemon import hosts as daemon_hosts
+from mnemoweave.daemon import hooks as hooks_route
 from mnemoweave.daemon.schema import problem
 from mnemoweave.embed import built, registered
 from mnemoweave.embed.base import EmbedderSpec
@@ -206,7 +206,7 @@ def test_hook_register_hosts(engine):
     turn = engine.get("t_1")
     assert (turn.text, turn.host) == ("hello there", "fake")
     # the daemon's hooks route takes any name; the engine's registry decides
-    route_host = daemon_hosts.HOST
+    route_host = hooks_route.HOST
     assert problem("host", "fake", route_host) is None
     assert problem("host", 3, route_host)
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave import transfer
+from mnemoweave import file_formats
 from mnemoweave.adapters import claude_code
 from mnemoweave.cli import cli
 from mnemoweave.errors import InvalidInput
+from mnemoweave.file_formats import parse_jsonl
 from mnemoweave.model import SessionEvent
-from mnemoweave.transfer import parse_jsonl
 
 BAD_TIMES = [-1.0, -1e15, 1e308, float("inf"), float("-inf"), float("nan"), 7_258_118_400, 10**400]
 
@@ -142,7 +142,7 @@ def test_a_device_is_refused_without_reading_it(tmp_path, engine):
 
 
 def test_an_import_over_the_size_limit_is_refused(tmp_path, engine, monkeypatch):
-    monkeypatch.setattr(transfer, "MAX_IMPORT_BYTES", 3 * len(TURN))
+    monkeypatch.setattr(file_formats, "MAX_IMPORT_BYTES", 3 * len(TURN))
     (tmp_path / "a.jsonl").write_text(TURN * 2)
     engine.import_path(tmp_path / "a.jsonl")  # under the limit
     (tmp_path / "b.jsonl").write_text(TURN.replace("httpx", "aiohttp") * 2)

@@ -179,7 +179,7 @@ def test_weak_matches_the_weave_does_not_show_are_not_counted_as_recalled(engine
 
 def test_a_replayed_spool_stores_and_weaves_for_nobody(engine):
     from mnemoweave import hook
-    from mnemoweave.daemon.hosts import replay_spool
+    from mnemoweave.daemon.spool import replay_spool
 
     fact = engine.remember("Uploads retry three times with backoff", project=P).id
     prompt = {"session_id": "s", "cwd": P, "prompt": "do uploads retry with backoff?"}

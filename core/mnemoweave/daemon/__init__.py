@@ -2,8 +2,9 @@
 
 `server` runs it (lock, socket, threads, signals, idle timer), `routes` is the route table
 that dispatches requests and generates `openapi.json`, `remote` gives the CLI the same
-Engine operations through it, `process` is the lock and pid file seen from outside, and
-`hosts` adds the hooks route, the spool replay and the transcript follower.
+Engine operations through it, `process` is the lock and pid file seen from outside;
+`hooks` adds the hooks route (answer first, store after), `spool` stores what hooks could
+not deliver, and `transcripts` follows Claude Code's transcript files.
 """
 
-from . import hosts  # noqa: F401  (adds the hooks route to the table)
+from . import hooks  # noqa: F401  (adds the hooks route to the table)

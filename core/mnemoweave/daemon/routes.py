@@ -176,7 +176,7 @@ def _teach(ctx: Context, name: str, **parts: Any) -> Any:
 
 
 def _import(ctx: Context, records: list[Any]) -> Any:
-    from ..transfer import MemoryRecord
+    from ..file_formats import MemoryRecord
 
     try:
         decoded = [decode(record) for record in records]

@@ -320,9 +320,9 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
         log.info("warm in %.2fs: %s", time.monotonic() - began, engine.retrieval_mode())
         if stop.reason:
             return
-        from . import hosts
+        from . import hooks
 
-        host_side = hosts.start(ctx)  # replays the spool, follows transcripts
+        host_side = hooks.start(ctx)  # replays the spool, follows transcripts
         servers: list[_Server | _TcpServer] = [_bind(where, state, ctx)]
         if config.daemon_port:
             servers += _listen_tcp(home, config.daemon_port, state, ctx)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import transfer
+from . import file_formats
 from .errors import InvalidInput
 from .model import Memory, Turn
 from .store import memories as memories_table
@@ -20,14 +20,14 @@ if TYPE_CHECKING:
 
 
 def import_records(
-    engine: Engine, records: Sequence[Turn | transfer.MemoryRecord]
+    engine: Engine, records: Sequence[Turn | file_formats.MemoryRecord]
 ) -> dict[str, int]:
-    """Import turns and memories (read by `transfer.collect`), all or nothing."""
+    """Import turns and memories (read by `file_formats.collect`), all or nothing."""
     turns, memories = [], []
     for index, record in enumerate(records):
         if isinstance(record, Turn):
             key = record.key or (
-                None if record.ts is not None else transfer.line_key(record, index)
+                None if record.ts is not None else file_formats.line_key(record, index)
             )
             turns.append(draft_of(record, key))
         else:
@@ -62,12 +62,12 @@ def export_files(engine: Engine) -> dict[str, str]:
     for memory in memories_table.active(engine.db):
         by_project.setdefault(memory.project, []).append(memory)
     files = {
-        transfer.project_filename(project): transfer.render_markdown(project, memories)
+        file_formats.project_filename(project): file_formats.render_markdown(project, memories)
         for project, memories in sorted(by_project.items())
     }
     turns = turns_table.transcript(engine.db)
     if turns:
-        lines = [transfer.turn_line(turn) for turn in turns]
+        lines = [file_formats.turn_line(turn) for turn in turns]
         files["turns.jsonl"] = "\n".join(lines) + "\n"
     return files
 

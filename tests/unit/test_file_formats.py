@@ -3,7 +3,7 @@ import json
 import pytest
 
 from mnemoweave.errors import InvalidInput
-from mnemoweave.transfer import parse_jsonl, parse_markdown
+from mnemoweave.file_formats import parse_jsonl, parse_markdown
 
 MD = """---
 project: uploader
