@@ -8,22 +8,15 @@ from there on: compile, model build (a no-op on the session's built models), doc
 the host install into a tmp HOME. untouched_checkout fails the test if the checkout changed."""
 
 import json
-import subprocess
 from pathlib import Path
+
+from bundle_copy import run
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def setup(bundle: Path, *args: str, env: dict[str, str], timeout: float):
-    return subprocess.run(
-        ["./setup.sh", *args],
-        cwd=bundle,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return run(["./setup.sh", *args], bundle, env, timeout, check=False)
 
 
 def test_setup_installs_into_claude_code(
