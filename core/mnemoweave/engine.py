@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,8 @@ class Engine:
         self._pm: Any = None
         self._classifier: Callable[..., Classification] | None = None
         self._vectors: dict[tuple[str, str], Any] = {}  # the last query's embeddings
+        # writes a hook's answer does not wait for (deferring()); None: done at once
+        self.deferred: list[Callable[[], None]] | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -95,6 +98,17 @@ class Engine:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+    @contextmanager
+    def deferring(self) -> Iterator[list[Callable[[], None]]]:
+        """Within the block, the writes an answer need not wait for (what a recorded weave
+        notes) are collected in the list yielded, for the caller to run once it answered."""
+        later: list[Callable[[], None]] = []
+        self.deferred = later
+        try:
+            yield later
+        finally:
+            self.deferred = None
 
     def __enter__(self) -> Engine:
         return self

@@ -42,7 +42,7 @@ def test_the_answer_does_not_wait_for_the_store(home):
         prompt = payload("UserPromptSubmit", prompt="How often do uploads retry?", cwd="/p")
         answer = Hosts(ctx).hook(ctx, "claude-code", "UserPromptSubmit", prompt)
         assert "Uploads retry three times" in json.dumps(answer)
-        assert stored(home) == [] and len(ctx.later) == 1  # answered; the turn waits
+        assert stored(home) == [] and ctx.later  # answered; the turn (and the record) wait
         ctx.settle()
         assert stored(home) == ["How often do uploads retry?"] and not ctx.later
 
@@ -145,3 +145,16 @@ def test_a_prompt_is_cleaned_and_segmented_once(home, monkeypatch):
         adapters.handle(engine, "claude-code", "UserPromptSubmit", prompt)
     assert stored(home) == [said]
     assert counts == {"clean": 1, "tokens": 1}  # the key, the weave and the store share them
+
+
+def test_what_a_hook_weave_records_is_written_after_the_answer(home):
+    with Engine(home) as engine:
+        fact = engine.remember("Uploads retry three times", project="/p").id
+        ctx = Context(engine)
+        prompt = payload("UserPromptSubmit", prompt="How often do uploads retry?", cwd="/p")
+        Hosts(ctx).hook(ctx, "claude-code", "UserPromptSubmit", prompt)
+        assert engine.get(fact).access_count == 0  # the answer opened no write transaction
+        ctx.settle()
+        assert engine.get(fact).access_count == 1
+        again = Hosts(ctx).hook(ctx, "claude-code", "UserPromptSubmit", prompt)
+        assert "Uploads retry three times" not in json.dumps(again)  # the session has it

@@ -71,9 +71,14 @@ class Context:
         self.later.append(work)
 
     def settle(self) -> None:
-        """Run the deferred work, oldest first (the caller holds the lock)."""
+        """Run the deferred work, oldest first (the caller holds the lock). Work that fails
+        is logged: it never fails the request that happens to run it."""
         while self.later:
-            self.later.popleft()()
+            work = self.later.popleft()
+            try:
+                work()
+            except Exception:
+                log.exception("work left for after an answer failed")
 
 
 @dataclass(frozen=True)
