@@ -475,15 +475,18 @@ def measure(
             if old_code is not None:
                 progress(f"hooks: warm daemon at {size} memories, {baseline}")
                 old_env = env | {"PYTHONPATH": str(old_code)}
+                logged = hook_log_lines(home)
                 old, old_requests, _ = warm_run(home, old_env, rotate(asked, calls), warmup)
                 before[str(size)] = percentiles(old.ms)
                 before[f"daemon_request_ms_{size}"] = percentiles(old_requests)
+                before[f"hook_failures_{size}"] = hook_log_lines(home) - logged
             progress(f"hooks: warm daemon at {size} memories")
+            logged = hook_log_lines(home)  # the baseline's lines are its own
             tally, requests, start_seconds = warm_run(home, env, rotate(asked, calls), warmup)
             extra["daemon_request_ms"][str(size)] = percentiles(requests)
             warm[size] = tally.ms
             extra["daemon_start_seconds"][str(size)] = round(start_seconds, 1)
-            extra["hook_failures"][str(size)] = hook_log_lines(home)
+            extra["hook_failures"][str(size)] = hook_log_lines(home) - logged
             rates[str(size)] = tally.rates()
         report = summarise(warm, cold)
         largest = report["warm"][str(max(sizes))]

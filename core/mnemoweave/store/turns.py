@@ -102,19 +102,33 @@ def undistilled(
     limit: int | None = None,
 ) -> list[Turn]:
     """Turns distill has not walked yet, oldest first: a window over the whole history."""
-    where = ["distilled IS NULL"]
-    params: list[str | float] = []
-    if session is not None:
-        where.append("session_id = ?")
-        params.append(session)
-    if since is not None:
-        where.append("ts >= ?")
-        params.append(since)
+    where, params = _where(["distilled IS NULL"], session=session, start=since)
     rows = db.execute(
-        f"SELECT * FROM turns WHERE {' AND '.join(where)} ORDER BY id LIMIT ? OFFSET ?",
+        f"SELECT * FROM turns WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
         [*params, -1 if limit is None else limit, offset],
     )
     return [from_row(row) for row in rows]
+
+
+def _where(
+    clauses: list[str],
+    *,
+    session: str | None = None,
+    start: float | None = None,
+    end: float | None = None,
+    ids: Sequence[int] | None = None,
+) -> tuple[str, list[str | float]]:
+    """A WHERE clause (and its parameters): `clauses`, and each condition given."""
+    params: list[str | float] = []
+    for given, clause in ((session, "session_id = ?"), (start, "ts >= ?"), (end, "ts <= ?")):
+        if given is not None and given != "":
+            clauses.append(clause)
+            params.append(given)
+    if ids is not None:
+        chosen = list(ids) or [0]
+        clauses.append(f"id IN ({','.join('?' * len(chosen))})")
+        params.extend(chosen)
+    return " AND ".join(clauses), params
 
 
 def mark_distilled(db: sqlite3.Connection, refs: list[str], now: float) -> None:
@@ -182,22 +196,8 @@ def window(
 ) -> list[sqlite3.Row]:
     """Turns of `session` (None: any) from `start` to `end` (None: open), among `ids` when
     given, oldest first, at most `limit`."""
-    clauses = ["1"]
-    params: list[str | float] = []
-    if session:
-        clauses.append("session_id = ?")
-        params.append(session)
-    if start is not None:
-        clauses.append("ts >= ?")
-        params.append(start)
-    if end is not None:
-        clauses.append("ts <= ?")
-        params.append(end)
-    if ids is not None:
-        chosen = list(ids) or [0]
-        clauses.append(f"id IN ({','.join('?' * len(chosen))})")
-        params.extend(chosen)
+    where, params = _where(["1"], session=session, start=start, end=end, ids=ids)
     return db.execute(
-        f"SELECT * FROM turns WHERE {' AND '.join(clauses)} ORDER BY ts, seq LIMIT ?",
+        f"SELECT * FROM turns WHERE {where} ORDER BY ts, seq LIMIT ?",
         [*params, limit],
     ).fetchall()
