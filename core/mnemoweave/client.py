@@ -16,11 +16,13 @@ import os
 import socket
 import sys
 import time
-from pathlib import Path
 
-TYPE_CHECKING = False  # typing itself costs an import on the hot path
+TYPE_CHECKING = False  # typing and pathlib cost imports on the hot path: paths are strings
 if TYPE_CHECKING:
+    from os import PathLike
     from typing import Any
+
+    Where = str | PathLike[str]
 
 SOCKET_NAME = "daemon.sock"
 LOCK_NAME = "store.lock"  # the one-writer lock: the daemon holds it while it runs
@@ -49,12 +51,12 @@ class Unanswered(DaemonError):
     what is already stored is recognised, not stored twice."""
 
 
-def socket_path(home: Path | str) -> Path:
+def socket_path(home: Where) -> str:
     """Where the daemon of the data dir `home` listens."""
-    return Path(home) / SOCKET_NAME
+    return os.path.join(os.fspath(home), SOCKET_NAME)
 
 
-def _connect(path: Path, deadline: float) -> socket.socket:
+def _connect(path: str, deadline: float) -> socket.socket:
     """A connection to the daemon's socket. While its listen backlog is full (EAGAIN), or it
     refuses while a daemon holds the lock (it is binding), this retries with a short backoff,
     for at most RETRY_FOR seconds and never past `deadline`."""
@@ -64,12 +66,12 @@ def _connect(path: Path, deadline: float) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(max(0.001, deadline - time.monotonic()))
-            sock.connect(str(path))
+            sock.connect(path)
             return sock
         except OSError as exc:
             sock.close()
             again = exc.errno == errno.EAGAIN or (
-                exc.errno == errno.ECONNREFUSED and _daemon_holds_lock(path.parent)
+                exc.errno == errno.ECONNREFUSED and _daemon_holds_lock(os.path.dirname(path))
             )
             if not again or time.monotonic() + pause >= give_up:
                 raise
@@ -77,7 +79,7 @@ def _connect(path: Path, deadline: float) -> socket.socket:
         pause = min(pause * 2, 0.1)
 
 
-def _exchange(path: Path, raw: bytes, deadline: float) -> bytes:
+def _exchange(path: str, raw: bytes, deadline: float) -> bytes:
     """Send one request and read the whole answer: up to its Content-Length, or until the
     daemon closes the connection; b"" when the connection ended without one."""
     sock = _connect(path, deadline)
@@ -140,7 +142,7 @@ def _parse(answer: bytes) -> tuple[int, Any]:
 
 
 def request(
-    home: Path | str,
+    home: Where,
     method: str,
     path: str,
     body: Any = None,
@@ -177,9 +179,9 @@ def request(
     return payload
 
 
-def running(home: Path | str, timeout: float = PROBE_TIMEOUT) -> bool:
+def running(home: Where, timeout: float = PROBE_TIMEOUT) -> bool:
     """Does a daemon answer on the data dir's socket?"""
-    if not socket_path(home).exists():
+    if not os.path.exists(socket_path(home)):
         return False
     try:
         request(home, "GET", "/v1/daemon", timeout=timeout)
@@ -188,15 +190,15 @@ def running(home: Path | str, timeout: float = PROBE_TIMEOUT) -> bool:
     return True
 
 
-def _daemon_holds_lock(home: Path) -> bool:
+def _daemon_holds_lock(home: Where) -> bool:
     holder = lock_holder(home)
     return holder is not None and holder[1] == DAEMON_ROLE
 
 
-def lock_holder(home: Path | str) -> tuple[int, str] | None:
+def lock_holder(home: Where) -> tuple[int, str] | None:
     """(pid, role) of the process holding the data dir's lock, or None when it is free."""
     try:
-        fd = os.open(Path(home) / LOCK_NAME, os.O_RDONLY)
+        fd = os.open(os.path.join(os.fspath(home), LOCK_NAME), os.O_RDONLY)
     except OSError:
         return None
     try:
@@ -217,41 +219,41 @@ def daemon_command() -> list[str]:
     override = os.environ.get("MNEMOWEAVE_BIN")
     if override:
         return [override]
-    script = Path(sys.executable).with_name("mnemoweave")
-    if script.is_file() and os.access(script, os.X_OK):
-        return [str(script)]
+    script = os.path.join(os.path.dirname(sys.executable), "mnemoweave")
+    if os.path.isfile(script) and os.access(script, os.X_OK):
+        return [script]
     return [sys.executable, "-m", "mnemoweave"]
 
 
-def _spawn(home: Path) -> bool:
+def _spawn(home: str) -> bool:
     """Start `mnemoweave serve` in its own session, output appended to the daemon log."""
     import subprocess
 
-    log = home / LOG_NAME
+    log = os.path.join(home, LOG_NAME)
     try:
-        log.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(log), exist_ok=True)
         with open(log, "ab") as out:
             subprocess.Popen(
-                [*daemon_command(), "--home", str(home), "serve"],
+                [*daemon_command(), "--home", home, "serve"],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
                 start_new_session=True,
                 close_fds=True,
-                env={**os.environ, "MNEMOWEAVE_HOME": str(home)},
+                env={**os.environ, "MNEMOWEAVE_HOME": home},
             )
     except OSError:
         return False
     return True
 
 
-def ensure_daemon(home: Path | str, budget_seconds: float = 5.0) -> bool:
+def ensure_daemon(home: Where, budget_seconds: float = 5.0) -> bool:
     """A daemon answers for `home` within `budget_seconds`: start one if none runs.
 
     A daemon still warming up (it holds the lock but does not answer yet) is waited for,
     not started twice. False when none answered in time (one may still be starting).
     """
-    home = Path(home)
+    home = os.fspath(home)
     deadline = time.monotonic() + budget_seconds
     if running(home, timeout=min(PROBE_TIMEOUT, budget_seconds)):
         return True

@@ -16,8 +16,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
-from typing import IO, Any
 
 from . import client
 from .private import restrict
@@ -28,10 +26,16 @@ DEFAULT_BUDGET = 2.0
 MAX_PAYLOAD = 16 * 1024 * 1024  # bytes read from stdin; a longer payload is cut (and logged)
 SPOOL = "spool"
 
+TYPE_CHECKING = False  # typing and pathlib cost imports on the hook's path: paths are strings
+if TYPE_CHECKING:
+    from os import PathLike
+    from pathlib import Path
+    from typing import IO, Any
 
-def home() -> Path:
+
+def home() -> str:
     value = os.environ.get("MNEMOWEAVE_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".mnemoweave"
+    return os.path.expanduser(value or os.path.join("~", ".mnemoweave"))
 
 
 def budget(event: str) -> float:
@@ -42,11 +46,12 @@ def budget(event: str) -> float:
     return BUDGETS.get(event, DEFAULT_BUDGET)
 
 
-def log(where: Path, message: str) -> None:
+def log(where: str | PathLike[str], message: str) -> None:
     try:
-        (where / "logs").mkdir(parents=True, exist_ok=True)
+        folder = os.path.join(where, "logs")
+        os.makedirs(folder, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with open(where / "logs" / "hooks.log", "a", encoding="utf-8") as out:
+        with open(os.path.join(folder, "hooks.log"), "a", encoding="utf-8") as out:
             out.write(f"{stamp} {' '.join(message.split())[:500]}\n")
     except OSError:
         pass
@@ -70,13 +75,15 @@ def _kept(payload: Any) -> Any:
     return kept
 
 
-def spool(where: Path, host: str, event: str, payload: Any) -> Path:
+def spool(where: str | PathLike[str], host: str, event: str, payload: Any) -> Path:
     """Keep a payload the daemon did not take (0600), for the daemon to replay: of a tool
     call only what is kept of it (TOOL_KEPT), every string cleaned as stored text is
     (secrets redacted, private spans dropped)."""
+    from pathlib import Path
+
     from .text import clean_all
 
-    folder = where / SPOOL
+    folder = Path(where) / SPOOL
     folder.mkdir(parents=True, exist_ok=True)
     name = f"{time.time_ns()}-{os.getpid()}.json"
     record = {"host": host, "event": event, "payload": clean_all(_kept(payload))}
@@ -87,7 +94,7 @@ def spool(where: Path, host: str, event: str, payload: Any) -> Path:
     return folder / name
 
 
-def _deliver(where: Path, host: str, event: str, payload: Any, deadline: float) -> Any:
+def _deliver(where: str, host: str, event: str, payload: Any, deadline: float) -> Any:
     path, body = f"/v1/hooks/{host}/{event}", {"payload": payload}
     if deadline <= time.monotonic():
         raise client.DaemonError("no time left in the hook's budget")
@@ -116,6 +123,8 @@ def run(host: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
         log(where, f"{host} {event}: unreadable payload: {type(exc).__name__}: {exc}")
         return 0
     if host == "claude-code" and os.environ.get("MNEMOWEAVE_HOOK_VIA") == "plugin":
+        from pathlib import Path
+
         from .install import settings_install
 
         cwd = payload.get("cwd") if isinstance(payload, dict) else None

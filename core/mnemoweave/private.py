@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
+
+TYPE_CHECKING = False  # a hook process imports this module for restrict() alone
+if TYPE_CHECKING:
+    from pathlib import Path
 
 OPEN = 0o077  # the permission bits of group and others
 
@@ -36,7 +39,7 @@ def _entries(home: Path) -> list[Path]:
         return []
     found = [home]
     for folder, dirs, files in os.walk(home):
-        found += [Path(folder, name) for name in (*dirs, *files)]
+        found += [home / os.path.relpath(folder, home) / name for name in (*dirs, *files)]
     return found
 
 

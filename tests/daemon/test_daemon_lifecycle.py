@@ -76,7 +76,7 @@ def test_sigterm_while_a_write_is_in_flight_loses_nothing(home):
     assert not writer.is_alive()
     assert daemon.stop() == 0
     assert answer.get("ok", {}).get("turns") == n, answer
-    assert not client.socket_path(home).exists() and not (home / "daemon.pid").exists()
+    assert not os.path.exists(client.socket_path(home)) and not (home / "daemon.pid").exists()
     assert client.lock_holder(home) is None
     log = (home / "logs" / "daemon.log").read_text(encoding="utf-8")
     assert "SIGTERM: stopping" in log and "stopped after" in log
@@ -89,7 +89,7 @@ def test_sigterm_while_a_write_is_in_flight_loses_nothing(home):
 def test_idle_daemon_shuts_itself_down(home):
     daemon = start_daemon(home, MNEMOWEAVE_DAEMON_IDLE_MINUTES="0.01")  # 0.6 s
     assert daemon.wait(timeout=STOP_WITHIN) == 0
-    assert not client.socket_path(home).exists() and not (home / "daemon.pid").exists()
+    assert not os.path.exists(client.socket_path(home)) and not (home / "daemon.pid").exists()
     log = (home / "logs" / "daemon.log").read_text(encoding="utf-8")
     assert "idle for 0.01 minutes: stopping" in log
 

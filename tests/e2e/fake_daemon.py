@@ -22,8 +22,9 @@ from typing import Any
 BEHAVIOURS = ("record", "garbage", "malformed", "error", "refuse", "hang")
 
 
-def stale_socket(path: Path) -> Path:
+def stale_socket(path: Path | str) -> Path:
     """A socket file with nobody listening (connecting to it is refused)."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(str(path))
@@ -41,14 +42,14 @@ class FakeDaemon:
 
     def __init__(
         self,
-        socket_path: Path,
+        socket_path: Path | str,
         behaviour: str = "record",
         output: Callable[[str, Any], Any] | None = None,
         hang_seconds: float = 30.0,
     ) -> None:
         if behaviour not in BEHAVIOURS:
             raise ValueError(f"behaviour must be one of {BEHAVIOURS}")
-        self.path = socket_path
+        self.path = Path(socket_path)
         self.behaviour = behaviour
         self.output = output or (lambda event, payload: None)
         self.hang_seconds = hang_seconds

@@ -282,7 +282,7 @@ def serve(home: Path, echo: Callable[[str], None] = print) -> None:
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         make_dir(home)
-        where = socket_path(home)
+        where = Path(socket_path(home))
         if len(os.fsencode(where)) > SOCKET_PATH_MAX:
             raise DaemonError(
                 f"the socket path {where} is too long for a Unix socket "
