@@ -6,7 +6,9 @@ temp dir. Every start, request and stop is bounded in time.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -99,3 +101,21 @@ def raw_request(home: Path, method: str, target: str, body: bytes = b"") -> tupl
     head = f"{method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
     where = client.socket_path(home)
     return client._parse(client._exchange(where, head.encode() + body, time.monotonic() + 60))
+
+
+NODE = shutil.which("node")
+
+
+def run_node(script: Path, spec: dict, env: dict[str, str], timeout: float) -> str:
+    """A node script given `spec` as JSON on stdin (bounded); what it printed."""
+    done = subprocess.run(
+        [NODE or "node", str(script)],
+        input=json.dumps(spec),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

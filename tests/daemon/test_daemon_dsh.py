@@ -5,21 +5,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from running import start_daemon
+from running import NODE, run_node, start_daemon
 
 from mnemoweave import client
 
 ROOT = Path(__file__).resolve().parents[2]
 BRIDGE = ROOT / "plugins" / "dsh" / "index.js"
 DRIVE = Path(__file__).with_name("dsh_drive.mjs")
-NODE = shutil.which("node")
 WITHIN = 60.0
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
@@ -29,17 +27,8 @@ def drive(home: Path, tmp_path: Path, **spec) -> dict:
     """One dsh session through the bridge, in a node process (bounded)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")}
     env |= {"HOME": str(tmp_path / "user"), "MNEMOWEAVE_HOME": str(home)}
-    done = subprocess.run(
-        [NODE, str(DRIVE)],
-        input=json.dumps({"plugin": str(BRIDGE), "home": str(home), **spec}),
-        capture_output=True,
-        text=True,
-        timeout=WITHIN,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    spec = {"plugin": str(BRIDGE), "home": str(home), **spec}
+    return json.loads(run_node(DRIVE, spec, env, WITHIN))
 
 
 def project(tmp_path: Path) -> Path:

@@ -12,7 +12,6 @@ import io
 import json
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from running import daemon_env, start_daemon
+from running import NODE, daemon_env, run_node, start_daemon
 
 from mnemoweave import client, hook
 from mnemoweave.import_export import write_files
@@ -33,7 +32,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PAYLOADS = ROOT / "tests" / "e2e" / "payloads" / "claude-code"
 OPENCODE_DRIVE = ROOT / "tests" / "e2e" / "opencode_drive.mjs"
 DSH_DRIVE = Path(__file__).with_name("dsh_drive.mjs")
-NODE = shutil.which("node")
 WITHIN = 120.0
 
 PRIVATE = "my salary is 12345 zorblax"
@@ -91,20 +89,6 @@ def run_hook(event: str, data: dict) -> str:
     return out.getvalue()
 
 
-def node(script: Path, spec: dict, env: dict[str, str]) -> str:
-    done = subprocess.run(
-        [NODE, str(script)],
-        input=json.dumps(spec),
-        capture_output=True,
-        text=True,
-        timeout=WITHIN,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def waited(what: str, ready) -> None:
     deadline = time.monotonic() + WITHIN
     while not ready():
@@ -140,10 +124,10 @@ def spool_without_a_daemon(monkeypatch, env: dict[str, str], repo: Path, tmp_pat
     ]
     spec = {"plugin": str(ROOT / "plugins/opencode/mnemoweave.js"), "directory": str(repo)}
     spec |= {"worktree": str(repo), "messages": [], "steps": steps}
-    node(OPENCODE_DRIVE, spec, env | {"MNEMOWEAVE_BIN": str(failing)})
+    run_node(OPENCODE_DRIVE, spec, env | {"MNEMOWEAVE_BIN": str(failing)}, WITHIN)
     spec = {"plugin": str(ROOT / "plugins/dsh/index.js"), "home": env["MNEMOWEAVE_HOME"]}
     spec |= {"session": "dsh-secret", "cwd": str(repo), "prompt": ALL, "answer": ALL}
-    node(DSH_DRIVE, spec, env)
+    run_node(DSH_DRIVE, spec, env, WITHIN)
 
 
 def test_no_secret_of_the_corpus_reaches_any_file(home, real_models, monkeypatch, tmp_path):
