@@ -55,8 +55,8 @@ class Engine:
         self._pm: Any = None
         self._classifier: Callable[..., Classification] | None = None
         self._vectors: dict[tuple[str, str], Any] = {}  # the last query's embeddings
-        # writes a hook's answer does not wait for (deferring()); None: done at once
-        self.deferred: list[Callable[[], None]] | None = None
+        # where writes a hook's answer does not wait for go (deferring()); None: done at once
+        self.defer: Callable[[Callable[[], None]], None] | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -100,15 +100,14 @@ class Engine:
             self._db = None
 
     @contextmanager
-    def deferring(self) -> Iterator[list[Callable[[], None]]]:
+    def deferring(self, sink: Callable[[Callable[[], None]], None]) -> Iterator[None]:
         """Within the block, the writes an answer need not wait for (what a recorded weave
-        notes) are collected in the list yielded, for the caller to run once it answered."""
-        later: list[Callable[[], None]] = []
-        self.deferred = later
+        notes) go to `sink`, for the caller to run once it answered."""
+        self.defer = sink
         try:
-            yield later
+            yield
         finally:
-            self.deferred = None
+            self.defer = None
 
     def __enter__(self) -> Engine:
         return self

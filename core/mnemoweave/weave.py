@@ -158,8 +158,8 @@ def weave(
         given = sessions_table.woven(engine.db, session)
         blocks = [_without(block, given, evidence) for block in blocks]
     woven = assemble(blocks, budget)
-    if record and engine.deferred is not None:  # a hook's answer: noted once it is sent
-        engine.deferred.append(lambda: _record(engine, woven, session, evidence))
+    if record and engine.defer is not None:  # a hook's answer: noted once it is sent
+        engine.defer(lambda: _record(engine, woven, session, evidence))
     elif record:
         _record(engine, woven, session, evidence)
     return woven

@@ -41,10 +41,8 @@ class Hosts:
     def hook(self, ctx: Context, host: str, event: str, payload: Any) -> dict[str, Any]:
         """Answer first; the event's turns are stored by the worker once the answer is out
         (or by the next request, whichever comes first)."""
-        with ctx.engine.deferring() as noted:  # what the weave recorded, written later too
+        with ctx.engine.deferring(ctx.defer):  # what the weave records waits too
             handled = adapters.respond(ctx.engine, host, event, payload)
-        for work in noted:
-            ctx.defer(work)
         if handled.later:
             ctx.defer(lambda: self._store(host, event, payload, handled))
         where = payload.get("transcript_path") if isinstance(payload, dict) else None
