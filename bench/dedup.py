@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from harness import load_embedders
-from mnemoweave.writes import is_near_duplicate
+from mnemoweave.text import is_near_duplicate
 
 DATA = Path(__file__).resolve().parent / "data" / "dedup_pairs.jsonl"
 THRESHOLDS = [round(t, 2) for t in np.arange(0.80, 1.0, 0.01)]

@@ -246,17 +246,17 @@ def get(ref: str, evidence: bool, as_json: bool) -> None:
 @click.option("-n", "n", type=int, default=20, show_default=True, help="How many.")
 @kind_option
 @scope_options
-@click.option("--trash", is_flag=True, help="List the trash instead.")
+@click.option("--trash", "status", flag_value="trashed", default="active", help="List the trash.")
 @json_option
-def list_(n: int, kind: str | None, project: str, trash: bool, as_json: bool) -> None:
+def list_(n: int, kind: str | None, project: str, status: str, as_json: bool) -> None:
     """List recent memories (the scope's and global ones), newest first."""
     with _engine() as engine:
-        memories = engine.list_memories(n, kind=kind, project=project, trashed=trash)
+        memories = engine.list_memories(n, kind=kind, project=project, status=status)
     if as_json:
         _emit({"memories": [m.to_dict() for m in memories]})
         return
     if not memories:
-        click.echo("the trash is empty" if trash else "no memories")
+        click.echo("the trash is empty" if status == "trashed" else "no memories")
     for memory in memories:
         echo(_memory_line(memory))
 

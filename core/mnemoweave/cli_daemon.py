@@ -11,6 +11,8 @@ from .cli import cli
 from .config import data_dir
 from .model import age, iso
 
+UI_START_SECONDS = 60.0  # a cold daemon loads its models before it answers
+
 
 @cli.command()
 def serve() -> None:
@@ -66,3 +68,34 @@ def daemon_line(state: dict[str, Any] | None) -> str:
         f"{counts['total']} requests ({counts['refused']} refused, {counts['failed']} failed), "
         f"last error: {last}"
     )
+
+
+@cli.command()
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Loopback port (default: daemon_port, else a free one).",
+)
+def ui(open_browser: bool, port: int | None) -> None:
+    """Serve the web page (browse, search, review, curate) from the daemon, starting it if
+    needed, and print its one-time sign-in URL."""
+    home = data_dir()
+    if not client.ensure_daemon(home, UI_START_SECONDS):
+        raise click.ClickException(
+            f"the daemon did not answer within {UI_START_SECONDS:g} s; see `mnemoweave status`"
+        )
+    body = {} if port is None else {"port": port}
+    try:
+        opened = client.request(home, "POST", "/v1/ui", body, timeout=UI_START_SECONDS)["result"]
+    except client.DaemonError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"mnemoweave is at {opened['url']}")
+    click.echo(
+        f"sign in once with (valid {opened['expires_in'] / 60:g} minutes): {opened['login']}"
+    )
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(opened["login"])

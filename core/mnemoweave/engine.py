@@ -13,26 +13,34 @@ from typing import Any
 from .config import Config, data_dir, load_config
 from .delegation import Delegated
 from .errors import InvalidInput, NotFound
-from .model import Card, Classification, Hit, Memory, SessionEvent, Turn, check_kind, parse_id
+from .model import (
+    MEMORY_STATUSES,
+    Card,
+    Classification,
+    Hit,
+    Memory,
+    SessionEvent,
+    Turn,
+    check_kind,
+    parse_id,
+)
 from .retrieve import MODES, DenseChannel, Retriever, channels_for, configured_channels, describe
 from .scope import project_name, visible
-from .store import audit, damage, fts
 from .store import cards as cards_table
+from .store import damage
 from .store import memories as memories_table
 from .store import sessions as sessions_table
 from .store import turns as turns_table
-from .store.db import DB_NAME, checkpoint, connect, transaction
+from .store.db import DB_NAME, connect, transaction
 from .text import query_part
 from .writes import (
     MemoryDraft,
     TurnDraft,
     Writer,
     Written,
-    announce,
     draft_memory,
     draft_of,
     draft_turn,
-    forget_turn_copies,
     from_fields,
 )
 
@@ -125,6 +133,10 @@ class Engine:
         that transaction with the outcomes (what must commit with them)."""
         return self._writer().memories(drafts, actor, then)
 
+    def rewrite_memory(self, ref: str, draft: MemoryDraft, actor: str = "user") -> Written:
+        """Replace an active memory's kind, title and text in place (see review.edit)."""
+        return self._writer().rewrite(ref, draft, actor)
+
     def write_turns(self, drafts: Sequence[TurnDraft | None], actor: str = "") -> list[Written]:
         """Write checked turn drafts in one transaction, classified (a known key: skipped);
         on_turn hears of each new one."""
@@ -191,86 +203,32 @@ class Engine:
             return cards_table.from_row(row)
         raise NotFound(f"no {table} with id {ref}")
 
-    def _memory_row(self, db: sqlite3.Connection, ref: str) -> sqlite3.Row:
-        table, rowid = parse_id(ref)
-        if table != "memory":
-            raise InvalidInput(
-                f"{ref} is a {table}; only memories (m_N) can be forgotten or restored"
-            )
-        row = memories_table.get(db, rowid)
-        if row is None:
-            raise NotFound(f"no memory with id {ref}")
-        return row
-
     def list_memories(
         self,
         n: int = 20,
         *,
         kind: str | None = None,
         project: str | None = None,
-        trashed: bool = False,
+        status: str = "active",
+        offset: int = 0,
     ) -> list[Memory]:
+        """Memories newest first: `status` active, superseded or trashed; `offset` pages."""
         if n < 1:
             raise InvalidInput(f"-n must be at least 1, got {n}")
+        if offset < 0:
+            raise InvalidInput(f"the offset must be 0 or more, got {offset}")
+        if status not in MEMORY_STATUSES:
+            known = ", ".join(MEMORY_STATUSES)
+            raise InvalidInput(f"unknown status {status!r}; use one of: {known}")
         if kind is not None:
             check_kind(kind)
-        status = "trashed" if trashed else "active"
-        rows = memories_table.listing(self.db, n, kind, visible(project), status)
+        rows = memories_table.listing(self.db, n, kind, visible(project), status, offset)
         return [memories_table.from_row(row) for row in rows]
 
-    def forget(self, ref: str, actor: str = "user") -> Written:
-        """Move a memory to the trash (restorable until purged)."""
-        with transaction(self.db) as db:
-            row = self._memory_row(db, ref)
-            if row["status"] == "trashed":
-                return Written("unchanged", ref, reason="already in the trash")
-            memories_table.set_status(db, row["id"], "trashed", time.time())
-            audit.record(db, "forget", ref, {"status": row["status"]}, {"status": "trashed"}, actor)
-        return announce(self.pm, self.db, Written("trashed", ref))
-
-    def restore(self, ref: str, actor: str = "user") -> Written:
-        """Take a memory out of the trash."""
-        with transaction(self.db) as db:
-            row = self._memory_row(db, ref)
-            if row["status"] != "trashed":
-                return Written(
-                    "unchanged", ref, reason=f"not in the trash (status {row['status']})"
-                )
-            status = "superseded" if row["superseded_by"] is not None else "active"
-            memories_table.set_status(db, row["id"], status, None)
-            audit.record(db, "restore", ref, {"status": "trashed"}, {"status": status}, actor)
-        return announce(self.pm, self.db, Written("restored", ref))
-
-    def purge(self, ref: str, actor: str = "user") -> Written:
-        """Delete a memory or a turn for good: row, indexes, and its content in the audit log."""
-        table, rowid = parse_id(ref)
-        tables = {"memory": ("memories", memories_table), "turn": ("turns", turns_table)}
-        if table not in tables:
-            raise InvalidInput(f"{ref} is a {table}; only memories and turns can be purged")
-        name, module = tables[table]
-        found = self.get(ref) if table == "memory" else None
-        gone = found if isinstance(found, Memory) else None  # what on_memory is told
-        with transaction(self.db) as db:
-            if module.get(db, rowid) is None:
-                raise NotFound(f"no {table} with id {ref}")
-            if table == "turn":
-                forget_turn_copies(db, ref, module.get(db, rowid)["session_id"])
-            module.delete(db, rowid)
-            fts.compact(db, name)
-            audit.scrub(db, ref)
-            audit.record(db, "purge", ref, actor=actor)
-        checkpoint(self.db)
-        for channel in self.channels:
-            channel.index.delete(name, [ref])
-        return announce(self.pm, self.db, Written("purged", ref), gone)
-
-    def purge_expired(self, now: float | None = None) -> list[str]:
-        """Purge memories that have been in the trash longer than `trash_days`."""
-        cutoff = (now or time.time()) - self.config.trash_days * 86400
-        refs = [f"m_{mid}" for mid in memories_table.expired_trash(self.db, cutoff)]
-        for ref in refs:
-            self.purge(ref, actor="trash")
-        return refs
+    forget = Delegated("trash.forget")  # into the trash, restorable until purged
+    restore = Delegated("trash.restore")
+    purge = Delegated("trash.purge")  # memories and turns, for good
+    purge_expired = Delegated("trash.purge_expired")
 
     # --- events from hosts ------------------------------------------------------------------
 
@@ -455,6 +413,7 @@ class Engine:
             raise InvalidInput(f"bad window: offset {offset} (>= 0), limit {limit} (>= 1)")
         return run(self, session=session, since=since, offset=offset, limit=limit)
 
+    edit = Delegated("review.edit")  # a person's rewrite of a memory, in place
     supersede = Delegated("review.supersede")  # new replaces old (kept for audit)
     feedback = Delegated("review.feedback")
     evidence = Delegated("review.evidence")
@@ -472,6 +431,8 @@ class Engine:
     projects = Delegated("projects.listing")
     rename_project = Delegated("projects.rename")
     hygiene = Delegated("hygiene.report")
+    sessions = Delegated("timeline.sessions")
+    injections = Delegated("timeline.injections")
 
     # --- files and index ------------------------------------------------------------------
 
@@ -482,6 +443,7 @@ class Engine:
         return self.import_records(collect(Path(path)))
 
     import_records = Delegated("import_export.import_records")  # what file_formats.collect read
+    import_text = Delegated("import_export.import_text")  # one uploaded file's text
 
     def export(self, directory: Path) -> list[Path]:
         """Write active memories as Markdown (one file per project) and turns as JSONL."""

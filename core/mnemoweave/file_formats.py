@@ -280,16 +280,22 @@ def _read(path: Path, budget: int) -> str:
         raise InvalidInput(f"cannot read {path}: {exc}") from None
 
 
+def parse_named(name: str, text: str) -> list[Turn | MemoryRecord]:
+    """Parse a file's text by the suffix of its name (.jsonl turns, .md memories)."""
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix not in SUFFIXES:
+        raise InvalidInput(
+            f"{name}: unsupported file type (use .jsonl for turns, .md for memories)"
+        )
+    if suffix == ".jsonl":
+        return list(parse_jsonl(text, name))
+    return list(parse_markdown(text, name))
+
+
 def read_source(path: Path, budget: int) -> list[Turn | MemoryRecord]:
     """Parse one file by its suffix (.jsonl turns, .md memories), at most `budget` bytes."""
-    if path.suffix not in SUFFIXES:
-        raise InvalidInput(
-            f"{path}: unsupported file type (use .jsonl for turns, .md for memories)"
-        )
-    text = _read(path, budget)
-    if path.suffix == ".jsonl":
-        return list(parse_jsonl(text, str(path)))
-    return list(parse_markdown(text, str(path)))
+    parse_named(str(path), "")  # an unsupported suffix is refused before anything is read
+    return parse_named(str(path), _read(path, budget))
 
 
 def collect(path: Path) -> list[Turn | MemoryRecord]:

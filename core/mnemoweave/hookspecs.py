@@ -147,7 +147,8 @@ def on_card(card: Card) -> None:
 
 @hookspec
 def on_memory(memory: Memory, action: str) -> None:
-    """A memory changed: `action` is new, merged, trashed, restored, superseded or purged.
+    """A memory changed: `action` is new, merged, edited, trashed, restored, superseded or
+    purged.
 
     Called after the commit, with the memory as stored then (merged: the memory the
     duplicate merged into; purged: as it was just before it was deleted).

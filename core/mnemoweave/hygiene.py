@@ -14,7 +14,7 @@ from . import indexing
 from .retrieve import decay_factor
 from .store import fts
 from .store import memories as memories_table
-from .writes import is_near_duplicate
+from .text import is_near_duplicate
 
 if TYPE_CHECKING:
     from .engine import Engine

@@ -55,6 +55,18 @@ def import_records(
     return counts
 
 
+def import_text(engine: Engine, name: str, text: str) -> dict[str, int]:
+    """Import one uploaded file's text, parsed by its name's suffix (.jsonl turns, .md
+    memories), all or nothing."""
+    name = " ".join(name.split())  # it is quoted in one-line errors
+    if len(text.encode("utf-8")) > file_formats.MAX_IMPORT_BYTES:
+        raise InvalidInput(
+            f"{name}: the import is over {file_formats.MAX_IMPORT_BYTES // 2**20} MB;"
+            " import it in parts"
+        )
+    return import_records(engine, file_formats.parse_named(name, text))
+
+
 def export_files(engine: Engine) -> dict[str, str]:
     """File name -> content: active memories as Markdown (one file per project), turns as
     JSONL."""

@@ -142,6 +142,9 @@ class SessionEvent(Record):
             check_time(self.ts)
 
 
+MEMORY_STATUSES = ("active", "superseded", "trashed")
+
+
 @dataclass(frozen=True)
 class Memory(Record):
     """A piece of durable knowledge the weave may show."""

@@ -150,6 +150,35 @@ def supersede(engine: Engine, old: str, new: str, *, actor: str = "agent") -> Wr
     return announce(engine.pm, engine.db, Written("superseded", old, reason=f"by {new}"))
 
 
+def edit(
+    engine: Engine,
+    ref: str,
+    *,
+    text: str,
+    kind: str | None = None,
+    title: str | None = None,
+    actor: str = "user",
+) -> Written:
+    """A person rewrites an active memory in place (same id; the old text stays in the
+    audit): its text, its kind when given, its title as given or else from the new text."""
+    table, rowid = parse_id(ref)
+    if table != "memory":
+        raise InvalidInput(f"{ref} is a {table}; only memories (m_N) are edited")
+    row = memories_table.get(engine.db, rowid)
+    if row is None:
+        raise NotFound(f"no memory with id {ref}")
+    draft = draft_memory(
+        text,
+        kind=kind or row["kind"],
+        project=row["project"],
+        importance=row["importance"],
+        title=title,
+    )
+    if draft is None:
+        raise InvalidInput("the text holds only private content: nothing to keep")
+    return engine.rewrite_memory(ref, draft, actor)
+
+
 def reject(engine: Engine, ref: str, *, why: str = "", actor: str = "agent") -> Written:
     """Decline a pending card; the decision (and why, cleaned as stored text is) is kept."""
     _pending_card(engine, ref)

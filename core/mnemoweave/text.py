@@ -301,3 +301,15 @@ def content_terms(text: str) -> list[str]:
 def segment(text: str) -> str:
     """Text as space-separated search terms, the form stored in the FTS index."""
     return " ".join(terms(text))
+
+
+def same_words_reordered(a: str, b: str) -> bool:
+    """The same content words in another order: "pytest over unittest" vs "unittest over
+    pytest". Embeddings see these as near-identical; they usually say the opposite."""
+    words_a, words_b = content_words(a), content_words(b)
+    return sorted(words_a) == sorted(words_b) and words_a != words_b
+
+
+def is_near_duplicate(a: str, b: str, cosine: float, threshold: float) -> bool:
+    """Close enough in meaning to merge, and not a reversal of the same words."""
+    return cosine >= threshold and not same_words_reordered(a, b)

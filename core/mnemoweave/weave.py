@@ -180,17 +180,19 @@ def _without(block: Block, given: set[str], evidence: dict[str, list[str]]) -> B
 def _record(
     engine: Engine, woven: Weave, session: str | None, evidence: dict[str, list[str]]
 ) -> None:
-    """Note what went before the session (a memory's evidence turns with it), and count the
-    recall of the memories woven."""
-    refs = [line.ref for lines in woven.tiers.values() for line in lines if line.ref]
-    recalled = [int(ref[2:]) for ref in refs if ref.startswith("m_")]
-    refs += [cited for ref in refs for cited in evidence.get(ref, ())]
+    """Note what went before the session (the lines' ids for people to see, and with a
+    memory's evidence turns for the session's once-only rule), and count the recall of the
+    memories woven."""
+    shown = [line.ref for lines in woven.tiers.values() for line in lines if line.ref]
+    recalled = [int(ref[2:]) for ref in shown if ref.startswith("m_")]
+    refs = shown + [cited for ref in shown for cited in evidence.get(ref, ())]
     if not refs or not (session or recalled):
         return
     now = time.time()
     with transaction(engine.db) as db:
         if session:
             sessions_table.record_woven(db, session, refs, now)
+            sessions_table.record_injection(db, session, shown, woven.tokens, now)
         if recalled:
             memories_table.touch(db, recalled, now)
 

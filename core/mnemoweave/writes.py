@@ -20,16 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 from . import capsule
 from .config import Config
-from .errors import InvalidInput
+from .errors import InvalidInput, NotFound
 from .model import Classification, Memory, Turn, check_kind, check_role, check_time
 from .scope import project_name
 from .store import audit
-from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import sessions as sessions_table
 from .store import turns as turns_table
 from .store.db import transaction
-from .text import bounded, clean, content_words, fingerprint, normalise
+from .text import bounded, clean, fingerprint, is_near_duplicate, normalise
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,6 +62,7 @@ class Written:
 
 PRIVATE = Written("skipped", reason="only private content")  # a draft with nothing left
 
+
 @dataclass(frozen=True)
 class MemoryDraft:
     kind: str
@@ -94,26 +94,6 @@ class TurnDraft:
         return Turn(
             self.session, self.role, self.text, self.ts, self.host, self.project, self.key, **stored
         )
-
-
-def same_words_reordered(a: str, b: str) -> bool:
-    """The same content words in another order: "pytest over unittest" vs "unittest over
-    pytest". Embeddings see these as near-identical; they usually say the opposite."""
-    words_a, words_b = content_words(a), content_words(b)
-    return sorted(words_a) == sorted(words_b) and words_a != words_b
-
-
-def is_near_duplicate(a: str, b: str, cosine: float, threshold: float) -> bool:
-    """Close enough in meaning to merge, and not a reversal of the same words."""
-    return cosine >= threshold and not same_words_reordered(a, b)
-
-
-def forget_turn_copies(db: sqlite3.Connection, ref: str, session: str) -> None:
-    """A purged turn's text also lives in the cards it is evidence of and in the capsule."""
-    for card in cards_table.delete_citing(db, ref):
-        audit.scrub(db, f"c_{card}")
-    recap = capsule.load(sessions_table.capsule(db, session))
-    sessions_table.set_capsule(db, session, capsule.dump(capsule.without(recap, ref)))
 
 
 def check_importance(value: int) -> int:
@@ -217,7 +197,7 @@ def draft_of(turn: Turn, key: str | None = None) -> TurnDraft | None:
     )
 
 
-MEMORY_ACTIONS = ("new", "merged", "trashed", "restored", "superseded", "purged")
+MEMORY_ACTIONS = ("new", "merged", "edited", "trashed", "restored", "superseded", "purged")
 
 
 def announce(
@@ -325,6 +305,28 @@ class Writer:
         for written in results:
             announce(self.pm, self.db, written)
         return results
+
+    def rewrite(self, ref: str, draft: MemoryDraft, actor: str) -> Written:
+        """Replace an active memory's text, title and kind in place (a person's edit): the
+        same id, its full-text and vector entries renewed, the old text kept in the audit."""
+        mid = int(ref[2:])
+        per_channel = self._embed([draft.index_text])
+        with transaction(self.db) as db:
+            row = memories_table.get(db, mid)
+            if row is None:
+                raise NotFound(f"no memory with id {ref}")
+            if row["status"] != "active":
+                raise InvalidInput(f"{ref} is {row['status']}: restore it before editing")
+            before = {name: row[name] for name in ("kind", "title", "body")}
+            after = {"kind": draft.kind, "title": draft.title, "body": draft.body}
+            if before == after:
+                return Written("unchanged", ref)
+            now = time.time()
+            memories_table.rewrite(db, mid, norm=normalise(draft.body), now=now, **after)
+            audit.record(db, "edit", ref, before, after, actor)
+        if per_channel:
+            self._index("memories", [ref], [row["project"]], lambda: per_channel)
+        return announce(self.pm, self.db, Written("edited", ref))
 
     def _memory(
         self,

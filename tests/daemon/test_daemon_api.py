@@ -40,7 +40,7 @@ def test_memories_round_trip(shared_daemon):
     hits = d.call("POST", "/v1/search", {"query": "ruff linting", "project": "api", "k": 3})
     assert hits[0]["id"] == ref and hits[0]["_type"] == "Hit"
     assert d.call("POST", f"/v1/memories/{ref}/forget")["action"] == "trashed"
-    assert [m["id"] for m in d.call("GET", "/v1/memories?trashed=true&project=api")] == [ref]
+    assert [m["id"] for m in d.call("GET", "/v1/memories?status=trashed&project=api")] == [ref]
     assert d.call("POST", f"/v1/memories/{ref}/restore", {"actor": "agent"})["action"] == (
         "restored"
     )

@@ -33,6 +33,8 @@ def over_tcp(
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
     try:
         data = b"" if body is None else json.dumps(body).encode()
+        if body is not None:
+            headers = {"Content-Type": "application/json"} | headers
         connection.request(method, path, body=data, headers=headers)
         answer = connection.getresponse()
         return answer.status, json.loads(answer.read()), dict(answer.getheaders())

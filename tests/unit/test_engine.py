@@ -51,7 +51,7 @@ def test_forget_restore_purge(engine):
     ref = engine.remember("The staging database is read-only on Fridays").id
     assert engine.forget(ref).action == "trashed"
     assert engine.search("staging") == []
-    assert ids(engine.list_memories(trashed=True)) == [ref]
+    assert ids(engine.list_memories(status="trashed")) == [ref]
     assert engine.get(ref).status == "trashed"
     assert engine.forget(ref).action == "unchanged"
     assert engine.restore(ref).action == "restored"
@@ -163,7 +163,7 @@ def test_status_counts(engine):
     status = engine.status()
     assert status["counts"] == {"turns": 1, "memories": 1, "cards": 0, "skills": 0}
     assert status["data_dir"] == str(engine.home)
-    assert status["versions"]["schema"] == "m011_skill_queue"
+    assert status["versions"]["schema"] == "m012_injections"
     sizes = status["sizes"]
     assert sizes["db_bytes"] > 0
     assert 0 <= sizes["vector_index_bytes"] < sizes["data_dir_bytes"]

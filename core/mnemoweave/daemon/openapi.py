@@ -18,9 +18,12 @@ from .schema import INT, OPT_STR, STR, record_schema, ref
 FILE = Path(__file__).with_name("openapi.json")
 DESCRIPTION = (
     "Local long-term memory for coding agents. The daemon serves HTTP on the Unix socket "
-    "$MNEMOWEAVE_HOME/daemon.sock (mode 0600) and, when `daemon_port` is set, on "
-    "127.0.0.1:PORT, where every request needs `Authorization: Bearer TOKEN` (the token is "
-    "in $MNEMOWEAVE_HOME/daemon.token) and a loopback Host header. Records carry their "
+    "$MNEMOWEAVE_HOME/daemon.sock (mode 0600) and, when `daemon_port` is set or the web "
+    "page asks (`POST /v1/ui`), on 127.0.0.1:PORT, where every request needs "
+    "`Authorization: Bearer TOKEN` (the token is in $MNEMOWEAVE_HOME/daemon.token; "
+    "`POST /v1/ui/login` swaps a one-time code for it) and a loopback Host header, and "
+    "every write JSON and no foreign Origin; the web page's files are under /ui/. "
+    "Records carry their "
     "class in `_type`; "
     'times are epoch seconds. Every error is {"error": one line}.'
 )

@@ -66,6 +66,7 @@ class Context:
     lock: threading.Lock = field(default_factory=threading.Lock)  # serialises engine calls
     later: deque[Callable[[], None]] = field(default_factory=deque)
     wake: Callable[[], None] = lambda: None  # called once an answer that deferred work is sent
+    web: Any = None  # the web page's listener and sign-in (daemon/web.py), when serving
 
     def defer(self, work: Callable[[], None]) -> None:
         self.later.append(work)
@@ -158,6 +159,28 @@ def _session_event(ctx: Context, session: str, event: str, **details: Any) -> No
     return ctx.engine.handle(SessionEvent(event, session, **details))
 
 
+def _web(ctx: Context) -> Any:
+    if ctx.web is None:
+        raise ApiError(503, "the web page is served by the daemon only (`mnemoweave ui`)")
+    return ctx.web
+
+
+def _open_ui(ctx: Context, port: int | None = None) -> dict[str, Any]:
+    if port is not None and not 0 <= port <= 65535:
+        raise InvalidInput(f"use a port 1-65535 (or 0 for any free one), got {port}")
+    try:
+        return _web(ctx).open(port or 0)
+    except OSError as exc:
+        raise ApiError(409, f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+
+
+def _ui_login(ctx: Context, code: str) -> dict[str, str]:
+    signed = _web(ctx).login(code)
+    if signed is None:
+        raise ApiError(401, "this sign-in link was used or has expired: run `mnemoweave ui`")
+    return signed
+
+
 def _classify(ctx: Context, text: str, role: str = "user") -> Any:
     if not text.strip():
         raise InvalidInput("nothing to classify: the text is empty")
@@ -203,6 +226,13 @@ ROUTES: list[Route] = [
     Route("GET", "/v1/daemon", _daemon,
           "The daemon: pid, start time, uptime, socket, request counts, last error.",
           engine=False, returns=ref("DaemonState")),
+    Route("POST", "/v1/ui", _open_ui,
+          "Open the web page's loopback listener (on `port`, else daemon_port, else a free"
+          " port) if it is not open, and make a one-time sign-in URL.",
+          {"port": OPT_INT}, engine=False, returns=OBJECT),
+    Route("POST", "/v1/ui/login", _ui_login,
+          "Swap a one-time sign-in code (from `POST /v1/ui`) for the bearer token.",
+          {"code": STR}, ("code",), engine=False, returns=OBJECT),
     operation("GET", "/v1/status", "status",
               "What is stored, where, and which versions.", returns=OBJECT),
     operation("GET", "/v1/retrieval", "retrieval_mode",
@@ -238,8 +268,10 @@ ROUTES: list[Route] = [
               {"text": STR, "kind": KIND, "project": OPT_STR, "tags": STRS,
                "importance": OPT_INT, "title": OPT_STR, "evidence": STRS, "actor": STR},
               ("text",), WRITTEN),
-    operation("GET", "/v1/memories", "list_memories", "Newest memories first, or the trash.",
-              {"n": INT, "kind": OPT_KIND, "project": OPT_STR, "trashed": BOOL},
+    operation("GET", "/v1/memories", "list_memories",
+              "Memories newest first, by status (active, superseded or trashed), paged.",
+              {"n": INT, "kind": OPT_KIND, "project": OPT_STR,
+               "status": one_of("active", "superseded", "trashed"), "offset": INT},
               returns=array(ref("Memory"))),
     operation("GET", "/v1/records/{ref}", "get",
               "One memory (m_N), raw turn (t_N) or card (c_N), trashed memories included.",
@@ -248,6 +280,11 @@ ROUTES: list[Route] = [
     operation("GET", "/v1/records/{ref}/evidence", "evidence",
               "The raw turns behind a memory or card, in session order.", {"ref": ID},
               ("ref",), array(ref("Turn"))),
+    operation("POST", "/v1/memories/{ref}/edit", "edit",
+              "Rewrite an active memory in place: its text, and its kind or title (the old"
+              " text stays in the audit).",
+              {"ref": ID, "text": STR, "kind": OPT_KIND, "title": OPT_STR, "actor": STR},
+              ("ref", "text"), WRITTEN),
     operation("POST", "/v1/memories/{ref}/forget", "forget",
               "Move a memory to the trash.", {"ref": ID, "actor": STR}, ("ref",), WRITTEN),
     operation("POST", "/v1/memories/{ref}/restore", "restore",
@@ -282,6 +319,12 @@ ROUTES: list[Route] = [
               "The raw turns of a session or time window, or those matching words.",
               {"session": OPT_STR, "start": OPT_NUM, "end": OPT_NUM, "match": OPT_STR,
                "limit": INT}, returns=array(ref("Turn"))),
+    operation("GET", "/v1/sessions", "sessions",
+              "Sessions newest first, with their turn and woven prompt counts, paged.",
+              {"project": OPT_STR, "n": INT, "offset": INT}, returns=array(OBJECT)),
+    operation("GET", "/v1/sessions/{session}/injections", "injections",
+              "What the weave put before each prompt of a session: {ts, refs, tokens}.",
+              {"session": STR}, ("session",), array(OBJECT)),
     operation("GET", "/v1/threads", "unanswered",
               "User turns no assistant turn has answered yet, per session.",
               {"within": OPT_NUM}, returns=array(ref("Turn"))),
@@ -314,6 +357,9 @@ ROUTES: list[Route] = [
     operation("POST", "/v1/import", "import_records",
               "Import turns and memories (records the caller read from its files), all or "
               "nothing.", {"records": array(OBJECT)}, ("records",), OBJECT, _import),
+    operation("POST", "/v1/import/file", "import_text",
+              "Import one file's text (.jsonl turns, .md memories, by its name), all or "
+              "nothing.", {"name": STR, "text": STR}, ("name", "text"), OBJECT),
     operation("GET", "/v1/export", "export_files",
               "The export as file name -> content: memories as Markdown, turns as JSONL.",
               returns=OBJECT),

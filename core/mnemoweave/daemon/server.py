@@ -23,6 +23,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .. import __version__
 from ..client import DAEMON_ROLE, LOG_NAME, DaemonError, lock_holder, socket_path
@@ -30,7 +31,7 @@ from ..config import load_config
 from ..model import Turn
 from ..private import make_dir
 from ..secrets import redact
-from . import tcp
+from . import tcp, web
 from .process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
 from .routes import ApiError, Context, respond
 
@@ -117,16 +118,21 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             state.end(status, payload, f"{self.command} {target.split('?')[0]}")
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self._send(status, {"Content-Type": "application/json; charset=utf-8"}, data)
+        if ctx.later:  # the answer is out: what the handler left for later can run now
+            self.wfile.flush()
+            ctx.wake()
+
+    def _send(self, status: int, headers: dict[str, str], data: bytes) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
+        for name, value in headers.items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         if status == 401:
             self.send_header("WWW-Authenticate", "Bearer")
         self.end_headers()
-        self.wfile.write(data)
-        if ctx.later:  # the answer is out: what the handler left for later can run now
-            self.wfile.flush()
-            ctx.wake()
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
     def _respond(self, ctx: Context, target: str) -> tuple[int, Any]:
         return respond(ctx, self.command, target, self._body())
@@ -146,13 +152,33 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _TcpHandler(_Handler):
-    """The same API on the loopback port, for requests that pass the access checks."""
+    """The same API on the loopback port, for requests that pass the access checks, and
+    the web page's files (see web.py)."""
 
     server: _TcpServer
 
+    def _serve(self) -> None:
+        path = urlsplit(self.path).path
+        if not web.is_page(self.command, path):
+            return super()._serve()
+        refused = tcp.refusal(self.headers, self.server.server_address[1], None)
+        if refused is not None:
+            status, line = refused
+            self._send(status, {"Content-Type": web.TYPES[".txt"]}, f"{line}\n".encode())
+            return None
+        self._send(*web.page_file(path))
+        return None
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+    def _send(self, status: int, headers: dict[str, str], data: bytes) -> None:
+        super()._send(status, web.HEADERS | headers, data)
+
     def _respond(self, ctx: Context, target: str) -> tuple[int, Any]:
         port = self.server.server_address[1]
-        refused = tcp.refusal(self.headers, port, self.server.token)
+        signed = (self.command, urlsplit(target).path) not in web.UNSIGNED
+        refused = tcp.refusal(self.headers, port, self.server.token if signed else None)
+        refused = refused or web.write_refusal(self.command, self.headers, port)
         if refused is not None:
             raise ApiError(*refused)
         return super()._respond(ctx, target)
@@ -232,18 +258,49 @@ def _mend(ctx: Context, stop: _Stop) -> None:
         log.exception("mending the vector index failed")
 
 
-def _listen_tcp(home: Path, port: int, state: DaemonState, ctx: Context) -> list[_TcpServer]:
-    """The loopback listener, or none when the port cannot be had: the socket serves on
-    (hooks must keep working), and the reason is logged and shown by `status`."""
-    try:
-        server = _TcpServer(port, state, ctx, tcp.token(home))
-    except OSError as exc:
-        state.tcp_error = f"{tcp.HOST}:{port}: {exc.strerror or exc}"
-        log.error("no TCP listener: %s", state.tcp_error)
-        return []
-    state.tcp = f"{tcp.HOST}:{server.server_address[1]}"
-    log.info("serving http://%s (token in %s)", state.tcp, tcp.TOKEN_NAME)
-    return [server]
+class _Listeners:
+    """The daemon's servers, each on its own accept thread: the socket's from the start,
+    the loopback one at start (daemon_port) or when the web page first asks for it."""
+
+    def __init__(self, home: Path, state: DaemonState, ctx: Context) -> None:
+        self.home, self.state, self.ctx = home, state, ctx
+        self.servers: list[_Server | _TcpServer] = []
+        self.threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._closing = False
+
+    def start(self, server: _Server | _TcpServer) -> None:
+        thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": TICK}, name="accept"
+        )
+        self.servers.append(server)
+        self.threads.append(thread)
+        thread.start()
+
+    def tcp(self, port: int) -> str:
+        """The loopback listener's address, opened on `port` (0: a free one) if none is
+        open; OSError when the port cannot be had."""
+        with self._lock:
+            if self._closing:
+                raise OSError("the daemon is stopping")
+            if self.state.tcp:
+                return self.state.tcp
+            server = _TcpServer(port, self.state, self.ctx, tcp.token(self.home))
+            self.state.tcp, self.state.tcp_error = f"{tcp.HOST}:{server.server_address[1]}", ""
+            log.info("serving http://%s (token in %s)", self.state.tcp, tcp.TOKEN_NAME)
+            self.start(server)
+            return self.state.tcp
+
+    def close(self, where: Path) -> None:
+        with self._lock:
+            self._closing = True
+        for server in self.servers:
+            server.shutdown()  # stop accepting
+        where.unlink(missing_ok=True)
+        for server in self.servers:
+            server.server_close()  # waits for the requests in flight
+        for thread in self.threads:
+            thread.join()
 
 
 def _log_to(home: Path) -> logging.Handler:
@@ -323,18 +380,19 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
         from . import hooks
 
         host_side = hooks.start(ctx)  # replays the spool, follows transcripts
-        servers: list[_Server | _TcpServer] = [_bind(where, state, ctx)]
+        listeners = _Listeners(home, state, ctx)
+        ctx.web = web.Web(
+            lambda port: listeners.tcp(port or config.daemon_port), lambda: tcp.token(home)
+        )
+        listeners.start(_bind(where, state, ctx))
         if config.daemon_port:
-            servers += _listen_tcp(home, config.daemon_port, state, ctx)
-        threads = [
-            threading.Thread(
-                target=server.serve_forever, kwargs={"poll_interval": TICK}, name="accept"
-            )
-            for server in servers
-        ]
-        threads.append(threading.Thread(target=_mend, args=(ctx, stop), name="mend"))
-        for thread in threads:
-            thread.start()
+            try:  # without it the socket serves on (hooks must keep working): status tells
+                listeners.tcp(config.daemon_port)
+            except OSError as exc:
+                state.tcp_error = f"{tcp.HOST}:{config.daemon_port}: {exc.strerror or exc}"
+                log.error("no TCP listener: %s", state.tcp_error)
+        mending = threading.Thread(target=_mend, args=(ctx, stop), name="mend")
+        mending.start()
         try:
             log.info("serving %s (pid %d)", where, os.getpid())
             echo(f"serving {where} (pid {os.getpid()})")
@@ -347,13 +405,8 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
                     stop.reason = f"idle for {config.daemon_idle_minutes:g} minutes"
             log.info("%s: stopping", stop.reason)
         finally:
-            for server in servers:
-                server.shutdown()  # stop accepting
-            where.unlink(missing_ok=True)
-            for server in servers:
-                server.server_close()  # waits for the requests in flight
-            for thread in threads:
-                thread.join()
+            listeners.close(where)
+            mending.join()
             host_side.stop()
         log.info("stopped after %d requests", state.total)
     finally:

@@ -58,11 +58,14 @@ def _make(path: Path, replace: bool = False) -> str:
     return value
 
 
-def refusal(headers: Any, port: int, expected: str) -> tuple[int, str] | None:
-    """Why a TCP request is refused (status, one line), or None when it may pass."""
+def refusal(headers: Any, port: int, expected: str | None) -> tuple[int, str] | None:
+    """Why a TCP request is refused (status, one line), or None when it may pass; with
+    `expected` None only the Host header is checked (the web page's files, its sign-in)."""
     host = (headers.get("Host") or "").strip().lower()
     if host not in {f"{HOST}:{port}", f"localhost:{port}"}:
         return 403, f"the Host header must be {HOST}:{port} or localhost:{port}"
+    if expected is None:
+        return None
     scheme, _, given = (headers.get("Authorization") or "").partition(" ")
     if scheme.lower() != "bearer" or not given.strip():
         return 401, f"a bearer token is required (it is in $MNEMOWEAVE_HOME/{TOKEN_NAME})"

@@ -106,6 +106,20 @@ def insert(
     return mid
 
 
+def rewrite(
+    db: sqlite3.Connection, mid: int, *, kind: str, title: str, body: str, norm: str, now: float
+) -> None:
+    """A person's edit of memory `mid`: new text, title and kind, in place (same id)."""
+    db.execute(
+        "UPDATE memories SET kind = ?, title = ?, body = ?, norm = ?, lang = ?, origin = 'user',"
+        " updated = ? WHERE id = ?",
+        (kind, title, body, norm, language(body), now, mid),
+    )
+    (tags,) = db.execute("SELECT tags FROM memories WHERE id = ?", (mid,)).fetchone()
+    fts.unindex(db, "memories", mid)
+    fts.index(db, "memories", mid, index_text(title, body, json.loads(tags)))
+
+
 def merge(
     db: sqlite3.Connection, row: sqlite3.Row, tags: Sequence[str], importance: int, now: float
 ) -> None:
@@ -195,12 +209,13 @@ def listing(
     kind: str | None,
     projects: Sequence[str] | None,
     status: str,
+    offset: int = 0,
 ) -> list[sqlite3.Row]:
     where, params = _scope(projects, kind)
     return db.execute(
         f"SELECT m.* FROM memories m WHERE m.status = ?{where} ORDER BY m.updated DESC, m.id DESC"
-        " LIMIT ?",
-        [status, *params, n],
+        " LIMIT ? OFFSET ?",
+        [status, *params, n, offset],
     ).fetchall()
 
 

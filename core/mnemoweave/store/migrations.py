@@ -271,6 +271,25 @@ def m011_skill_queue(db: sqlite3.Connection) -> None:
     )
 
 
+def m012_injections(db: sqlite3.Connection) -> None:
+    """What the weave put before each prompt of a host session (its line ids), kept for
+    people to see why the model saw a line; and memories listed newest first by status."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE injections (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            ts REAL NOT NULL,
+            refs TEXT NOT NULL,
+            tokens INTEGER NOT NULL
+        );
+        CREATE INDEX injections_session ON injections (session_id, ts);
+        CREATE INDEX memories_listing ON memories (status, updated DESC, id DESC);
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
@@ -283,6 +302,7 @@ MIGRATIONS: list[Migration] = [
     m009_ids_never_reused,
     m010_project_keys,
     m011_skill_queue,
+    m012_injections,
 ]
 
 

@@ -1,10 +1,14 @@
 """The `sessions` table (one row per host session: its capsule, its last user turn, when
-it ended or was compacted) and `woven` (the lines each session received). Only this
-module writes them."""
+it ended or was compacted), `woven` (the lines each session received, until a compaction)
+and `injections` (the line ids woven before each prompt, kept). Only this module writes
+them."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Sequence
+from typing import Any
 
 
 def ensure(db: sqlite3.Connection, session: str, host: str, project: str, now: float) -> None:
@@ -74,3 +78,39 @@ def record_woven(db: sqlite3.Connection, session: str, refs: list[str], now: flo
         "INSERT INTO woven (session_id, ref, ts) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
         [(session, ref, now) for ref in refs],
     )
+
+
+def record_injection(
+    db: sqlite3.Connection, session: str, refs: list[str], tokens: int, now: float
+) -> None:
+    db.execute(
+        "INSERT INTO injections (session_id, ts, refs, tokens) VALUES (?, ?, ?, ?)",
+        (session, now, json.dumps(refs), tokens),
+    )
+
+
+def injections(db: sqlite3.Connection, session: str) -> list[dict[str, Any]]:
+    """What was woven before each prompt of the session, oldest first."""
+    rows = db.execute(
+        "SELECT ts, refs, tokens FROM injections WHERE session_id = ? ORDER BY ts, id",
+        (session,),
+    )
+    return [{"ts": ts, "refs": json.loads(refs), "tokens": tokens} for ts, refs, tokens in rows]
+
+
+def listing(
+    db: sqlite3.Connection, projects: Sequence[str] | None, n: int, offset: int
+) -> list[dict[str, Any]]:
+    """Sessions newest first (of `projects`, None: all), with their turn and prompt counts."""
+    where, params = "", []
+    if projects is not None:
+        where = f" WHERE s.project IN ({','.join('?' * len(projects))})"
+        params = list(projects)
+    rows = db.execute(
+        "SELECT s.id, s.host, s.project, s.started, s.ended,"
+        " (SELECT count(*) FROM turns t WHERE t.session_id = s.id) AS turns,"
+        " (SELECT count(*) FROM injections i WHERE i.session_id = s.id) AS prompts"
+        f" FROM sessions s{where} ORDER BY s.started DESC, s.id LIMIT ? OFFSET ?",
+        [*params, n, offset],
+    )
+    return [dict(row) for row in rows]
