@@ -37,6 +37,10 @@ BENCHMARKS = (
     "distill",
     "e2e",
     "gate",
+    "ui",
+    "backup",
+    "conflicts",
+    "proxy",
 )
 # A benchmark whose module has another name (tests/e2e is a package of its own).
 MODULES = {"e2e": "reach"}

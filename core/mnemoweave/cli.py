@@ -266,14 +266,6 @@ def _report(result: Any) -> None:
 
 
 @cli.command()
-@click.argument("ref", metavar="ID")
-def restore(ref: str) -> None:
-    """Take a memory out of the trash."""
-    with _engine() as engine:
-        _report(engine.restore(ref))
-
-
-@cli.command()
 @click.argument("ref", metavar="ID", required=False)
 @click.option("--expired", is_flag=True, help="Purge memories trashed longer than trash_days.")
 def purge(ref: str | None, expired: bool) -> None:
@@ -489,12 +481,15 @@ def main() -> None:
 
 
 from . import (  # noqa: E402,F401  (their commands)
+    cli_backup,
+    cli_consolidate,
     cli_daemon,
     cli_files,
     cli_forget,
     cli_hosts,
     cli_mcp,
     cli_project,
+    cli_proxy,
     cli_review,
     cli_threads,
 )

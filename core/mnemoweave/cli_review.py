@@ -4,6 +4,7 @@ rehydrate, skill."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import click
 
@@ -31,6 +32,10 @@ def pending(project: str, n: int, as_json: bool) -> None:
         click.echo("no cards await review")
     for card in cards:
         echo(_card_line(card))
+        if card.conflicts:
+            with _engine() as engine:  # side by side: what its memory would clash with
+                for ref in card.conflicts:
+                    echo(f"      clashes with {ref}: {_one_line(engine.get(ref).body)}")
 
 
 def _card_line(card: Card) -> str:
@@ -68,6 +73,8 @@ def distill(
 @kind_option
 @click.option("--summary", help="accept: the memory's text, edited by the agent.")
 @click.option("--title", help="accept: a short title.")
+@click.option("--replaces", metavar="ID", help="accept: the memory it retires (superseded).")
+@click.option("--keep-both", is_flag=True, help="accept: keep it beside a memory it clashes with.")
 @click.option("--why", default="", help="reject: the reason, kept with the card.")
 @rescope_options
 @json_option
@@ -77,19 +84,26 @@ def review(
     kind: str | None,
     summary: str | None,
     title: str | None,
+    replaces: str | None,
+    keep_both: bool,
     why: str,
     project: str | None,
     as_json: bool,
 ) -> None:
     """Accept a pending card (it becomes a memory with its evidence, in the card's scope
-    unless --project or --global says otherwise) or reject it."""
+    unless --project or --global says otherwise) or reject it. An acceptance that would
+    clash with an active memory is held, naming it, until --replaces ID or --keep-both."""
     if decision == "accept":
         if why:
             raise InvalidInput("--why goes with reject")
-        options = {"kind": kind, "summary": summary, "title": title, "project": project}
+        options: dict[str, Any] = {"kind": kind, "summary": summary, "title": title}
+        options |= {"project": project, "replaces": replaces, "keep_both": keep_both}
     else:
-        if kind or summary or title or project is not None:
-            raise InvalidInput("--kind, --summary, --title, --project and --global go with accept")
+        if kind or summary or title or replaces or keep_both or project is not None:
+            raise InvalidInput(
+                "--kind, --summary, --title, --replaces, --keep-both, --project and --global"
+                " go with accept"
+            )
         options = {"why": why}
     with _engine() as engine:
         result = engine.review(ref, decision, **options)

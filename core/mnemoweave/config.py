@@ -81,14 +81,19 @@ class Config:
     """Share of a memory's score that never decays."""
     dedup_threshold: float = 0.9
     """Cosine at or above which a new memory counts as a near-duplicate of an existing one."""
-    supersede_threshold: float = 0.75
-    """Cosine at or above which an accepted memory is flagged as maybe replacing another."""
     dedup_action: str = "merge"
     """What a near-duplicate does: merge (into the existing memory) or skip (store nothing)."""
     daemon_idle_minutes: float = 30.0
     """Minutes without a request after which `mnemoweave serve` stops (0: never)."""
     daemon_port: int = 0
     """Loopback TCP port the daemon also serves on, token required (0: the socket only)."""
+    proxy_upstream: str = ""
+    """API root `mnemoweave proxy` forwards to when --upstream is not given ("": none); when
+    set, the daemon also runs the proxy while it serves."""
+    proxy_port: int = 8788
+    """Loopback port of `mnemoweave proxy` when --port is not given (0: any free port)."""
+    proxy_token: str = ""
+    """Token local clients of `mnemoweave proxy` must send in X-Mnemoweave-Token ("": none)."""
 
     def models(self) -> list[str]:
         """The embedding models in use, main then second; none when lexical-only."""
@@ -138,5 +143,9 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
     if not 0 <= typed.get("daemon_port", 0) <= 65535:
         raise InvalidInput(
             f"setting daemon_port: use 0 (off) or a port 1-65535, got {typed['daemon_port']}"
+        )
+    if not 0 <= typed.get("proxy_port", 8788) <= 65535:
+        raise InvalidInput(
+            f"setting proxy_port: use a port 1-65535 (or 0 for any), got {typed['proxy_port']}"
         )
     return replace(Config(), **typed)

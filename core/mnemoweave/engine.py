@@ -174,7 +174,13 @@ class Engine:
             title=title,
             evidence=evidence,
         )
-        return self.write_memories([draft], actor)[0]
+        written = self.write_memories([draft], actor)[0]
+        if draft is None or written.action != "new":
+            return written
+        from .review import held_reason, rivals  # a new memory that clashes says so
+
+        found = rivals(self, draft.body, draft.project, exclude=written.ref)
+        return Written("new", written.id, held_reason(written.ref, found)) if found else written
 
     def remember_many(self, rows: Iterable[dict[str, Any]], actor: str = "user") -> list[Written]:
         """Store many memories in one transaction (import, benchmarks); all checked first.
@@ -431,6 +437,9 @@ class Engine:
     projects = Delegated("projects.listing")
     rename_project = Delegated("projects.rename")
     hygiene = Delegated("hygiene.report")
+    consolidate_propose = Delegated("consolidate.propose")
+    consolidate_apply = Delegated("consolidate.apply")
+    consolidate_rollback = Delegated("consolidate.rollback")
     sessions = Delegated("timeline.sessions")
     injections = Delegated("timeline.injections")
 

@@ -23,30 +23,43 @@ STALE_STRENGTH = 0.1  # decay strength (0..1) under which a low-importance memor
 NEIGHBOURS = 5
 
 
-def _near_duplicates(engine: Engine) -> list[dict[str, Any]]:
-    if not engine.channels:
-        return []
-    channel = engine.channels[0]
-    threshold = engine.config.dedup_threshold
-    rows = {f"m_{r['id']}": r for r in memories_table.active_bodies(engine.db)}
+def neighbour_pairs(engine: Engine, rows: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """Pairs of `rows` (ref -> memory row) of one project and kind that are among each
+    other's NEIGHBOURS nearest by the main model, with their cosine (none when lexical-only)."""
+    if not engine.channels or not rows:
+        return {}
+    import numpy as np
+
+    index = engine.channels[0].index
+    stored = index.vectors("memories", list(rows))
+    refs = list(stored)
+    found = index.neighbours("memories", np.asarray([stored[r] for r in refs]), NEIGHBOURS + 1)
     pairs = {}
-    for ref, row in rows.items():
-        vector = channel.index.vector("memories", ref)
-        if vector is None:
-            continue
-        for other, cosine in channel.index.query("memories", vector, NEIGHBOURS + 1):
+    for ref, near in zip(refs, found, strict=True):
+        row = rows[ref]
+        for other, cosine in near:
             peer = rows.get(other)
             if (
                 other != ref
                 and peer is not None
                 and (peer["kind"], peer["project"]) == (row["kind"], row["project"])
-                and is_near_duplicate(row["body"], peer["body"], cosine, threshold)
             ):
-                pairs[tuple(sorted((ref, other)))] = round(cosine, 4)
+                pairs[(min(ref, other), max(ref, other))] = round(float(cosine), 4)
+    return pairs
+
+
+def _near_duplicates(engine: Engine) -> list[dict[str, Any]]:
+    threshold = engine.config.dedup_threshold
+    rows = {f"m_{r['id']}": r for r in memories_table.active_bodies(engine.db)}
+    pairs = {
+        pair: cosine
+        for pair, cosine in neighbour_pairs(engine, rows).items()
+        if is_near_duplicate(rows[pair[0]]["body"], rows[pair[1]]["body"], cosine, threshold)
+    }
     return [{"a": a, "b": b, "cosine": c} for (a, b), c in sorted(pairs.items())]
 
 
-def _stale(engine: Engine, now: float) -> list[dict[str, Any]]:
+def stale(engine: Engine, now: float) -> list[dict[str, Any]]:
     floor = engine.config.decay_floor
     out = []
     for row in memories_table.low_importance(engine.db):
@@ -74,6 +87,6 @@ def report(engine: Engine, now: float | None = None) -> dict[str, Any]:
             orphans[f"{model}.{table}"] = {"not_indexed": missing, "stale_entries": extra}
     return {
         "near_duplicates": _near_duplicates(engine),
-        "stale": _stale(engine, now or time.time()),
+        "stale": stale(engine, now or time.time()),
         "index": orphans,
     }

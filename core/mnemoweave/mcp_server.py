@@ -35,6 +35,7 @@ from . import __version__, client
 from .config import data_dir
 from .daemon.process import daemon_pid
 from .errors import InvalidInput, MnemoweaveError
+from .mcp_review import review_answer
 from .mcp_skill import skill_answer
 from .model import age, listed
 from .scope import resolve_scope
@@ -56,7 +57,7 @@ INSTRUCTIONS = (
 Kind = Literal["pref", "pers", "skill", "mission", "conclusion", "fact"]
 Id = Annotated[str, Field(description="m_N memory, c_N card or t_N turn")]
 MemoryId = Annotated[str, Field(description="m_N")]
-Replaces = Annotated[str, Field(description="m_N this supersedes (it stops surfacing)")]
+Replaces = Annotated[str, Field(description="m_N it retires (superseded)")]
 Texts = tuple[str, ...]
 Limit = Annotated[int, Field(ge=1, le=50)]
 
@@ -69,12 +70,12 @@ DESCRIPTIONS = {
         "of reference data. Hooks add it each turn; call it for another topic."
     ),
     "memory_search": (
-        "Search memories by meaning, in Chinese or English (source=turns: raw past turns). "
-        "Returns ids, kinds and scores (compact: matching snippets); memory_get reads one whole."
+        "Search memories by meaning, Chinese or English (source=turns: raw past turns): ids, "
+        "kinds, scores (compact: snippets); memory_get reads one whole."
     ),
     "memory_remember": (
-        "Store a durable memory: a preference, decision, fact or goal worth keeping across "
-        "sessions. Duplicates merge."
+        "Store a durable memory (preference, decision, fact, goal) worth keeping across "
+        "sessions; duplicates merge."
     ),
     "memory_get": (
         "One memory (m_N), card (c_N) or raw turn (t_N) in full; evidence=true adds the raw "
@@ -85,24 +86,24 @@ DESCRIPTIONS = {
         "yes=true trashes it."
     ),
     "memory_pending": (
-        "Candidate cards awaiting review, with suggested kind, confidence and evidence ids; "
-        "decide each with memory_review. Data in a <memory> block."
+        "Cards awaiting review (suggested kind, confidence, evidence ids, clashes); decide "
+        "each with memory_review. Data in a <memory> block."
     ),
     "memory_review": (
-        "Decide a pending card: accept as-is or with an edited summary/kind/title/scope "
-        "(default the card's), or reject with why. replaces=m_N retires the memory it updates."
+        "Decide card c_N: accept (edits optional) or reject; a clash is held until replaces=m_N "
+        "or keep_both. propose: a tidy-up run r_N; apply: id=r_N."
     ),
     "memory_feedback": (
         "Rate a memory that surfaced: useful or wrong moves its ranking; outdated retires it."
     ),
     "memory_skill": (
-        "Saved procedures. check(query): a known task? (unknown ones are queued) queue: tasks "
+        "Procedures. check(query): a known task? (unknown ones are queued) queue: tasks "
         "to learn (name closes one). load(name): steps. list. teach(name, summary, steps, "
         "source_urls, triggers?)"
     ),
     "memory_status": (
-        "Counts (by=kind|tag), pending cards, retrieval, data dir, daemon. threads=N: user "
-        "turns unanswered in the last N minutes."
+        "Counts (by=kind|tag), pending cards, retrieval, data dir, daemon; threads=N: user "
+        "turns unanswered for N minutes."
     ),
 }
 
@@ -270,7 +271,7 @@ def _card_line(card: Any) -> str:
     )
 
 
-def _written(result: Any) -> str:
+def written_line(result: Any) -> str:
     return f"{result.action} {result.id}" + (f" ({result.reason})" if result.reason else "")
 
 
@@ -357,7 +358,7 @@ def build(project: str | None = None) -> MemoryServer:
             )
             if result.action == "skipped":
                 return f"nothing stored ({result.reason})"
-            return _written(result) + _supersede(engine, replaces, result.id)
+            return written_line(result) + _supersede(engine, replaces, result.id)
 
         return store.run("memory_remember", work)
 
@@ -388,7 +389,7 @@ def build(project: str | None = None) -> MemoryServer:
                 lines = [f"{m.id} [{m.kind}] {quote(clip(m.body, TEXT_WIDTH))}" for m in memories]
                 done = "trashed" if yes else "yes=true would trash"
                 return f"{done} {len(memories)}\n" + fenced(lines) if memories else "no match"
-            return _written(engine.restore(id) if restore else engine.forget(id))
+            return written_line(engine.restore(id) if restore else engine.forget(id))
 
         return store.run("memory_forget", work)
 
@@ -403,40 +404,35 @@ def build(project: str | None = None) -> MemoryServer:
 
     @tool
     def memory_review(
-        id: Annotated[str, Field(description="c_N")],
-        decision: Literal["accept", "reject"],
+        decision: Literal["accept", "reject", "propose", "apply"],
+        id: Annotated[str, Field(description="c_N; r_N to apply")] = "",
         summary: str = "",
         kind: Kind | None = None,
         title: str = "",
         why: str = "",
         replaces: Replaces = "",
+        keep_both: bool = False,
         scope: Literal["card", "project", "global"] = "card",
     ) -> str:
         def work(engine: Any) -> str:
-            if decision == "reject":
-                if summary or kind or title or replaces or scope != "card":
-                    raise InvalidInput("summary, kind, title, scope and replaces go with accept")
-                return _written(engine.review(id, "reject", why=why))
-            if why:
-                raise InvalidInput("why goes with reject")
-            if replaces:
-                _check_replaceable(engine, replaces)
-            project = {"card": None, "project": store.project, "global": ""}[scope]
-            result = engine.review(
+            return review_answer(
+                engine,
+                store.project,
+                decision,
                 id,
-                "accept",
-                kind=kind,
-                summary=summary or None,
-                title=title or None,
-                project=project,
+                {"summary": summary, "kind": kind, "title": title, "replaces": replaces},
+                keep_both=keep_both,
+                scope=scope,
+                why=why,
             )
-            return f"{id} accepted: " + _written(result) + _supersede(engine, replaces, result.id)
 
         return store.run("memory_review", work)
 
     @tool
     def memory_feedback(id: MemoryId, verdict: Literal["useful", "wrong", "outdated"]) -> str:
-        return store.run("memory_feedback", lambda engine: _written(engine.feedback(id, verdict)))
+        return store.run(
+            "memory_feedback", lambda engine: written_line(engine.feedback(id, verdict))
+        )
 
     @tool
     def memory_skill(

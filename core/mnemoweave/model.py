@@ -217,6 +217,7 @@ class Card(Record):
     created: float | None = None
     decided: float | None = None
     memory_id: str | None = None
+    conflicts: tuple[str, ...] = ()  # active memories it clashes with (an acceptance held)
 
 
 TIERS = ("scene", "knowledge", "nudge")

@@ -12,8 +12,9 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
+from . import conflicts
 from .errors import InvalidInput, NotFound
-from .model import Card, Memory, Turn, check_kind, parse_id
+from .model import Card, Turn, check_kind, parse_id
 from .store import audit
 from .store import cards as cards_table
 from .store import memories as memories_table
@@ -51,10 +52,17 @@ def accept(
     summary: str | None = None,
     title: str | None = None,
     project: str | None = None,
+    replaces: str | None = None,
+    keep_both: bool = False,
     actor: str = "agent",
 ) -> Written:
     """Promote a pending card to a memory (with its evidence), in the card's scope unless
-    `project` names another ('' for global); returns the memory write."""
+    `project` names another ('' for global); returns the memory write.
+
+    A card whose memory would conflict with, or update, an active memory of its scope is
+    held instead: it stays pending, naming those memories (`conflicts`), until it is
+    accepted again with `replaces` (that memory is superseded by the new one, in the same
+    transaction) or `keep_both`."""
     card = _pending_card(engine, ref)
     kind = check_kind(kind if kind else card.suggested_kind)
     edited = summary is not None and summary.strip() != card.summary.strip()
@@ -70,55 +78,84 @@ def accept(
     )
     if draft is None:
         raise InvalidInput("the summary holds only private content: nothing to remember")
+    if replaces is not None:
+        _active_memory(engine, replaces)
+    elif not keep_both:
+        found = rivals(engine, draft.body, draft.project)
+        if found:
+            with transaction(engine.db) as db:
+                cards_table.set_conflicts(db, int(ref[2:]), [r for r, _ in found])
+            return Written("held", ref, reason=held_reason(ref, found))
 
     def decide(db: sqlite3.Connection, results: list[Written]) -> None:
-        """The card is marked in the transaction that writes its memory: both or neither."""
+        """The card is marked in the transaction that writes its memory: both or neither
+        (and the memory it replaces, superseded)."""
         memory = results[0].ref
         cards_table.decide(db, int(ref[2:]), "accepted", time.time(), int(memory[2:]))
-        audit.record(
-            db,
-            "accept",
-            ref,
-            {"status": "pending"},
-            {"status": "accepted", "memory": memory, "edited": edited},
-            actor,
-        )
+        after = {"status": "accepted", "memory": memory, "edited": edited}
+        if replaces is not None and replaces != memory:
+            memories_table.supersede(db, int(replaces[2:]), int(memory[2:]), time.time())
+            audit.record(
+                db,
+                "supersede",
+                replaces,
+                {"status": "active"},
+                {"status": "superseded", "superseded_by": memory},
+                actor,
+            )
+            after["replaces"] = replaces
+        audit.record(db, "accept", ref, {"status": "pending"}, after, actor)
 
     written = engine.write_memories([draft], actor, then=decide)[0]
-    rivals = same_subject(engine, written.ref)
-    if rivals:
-        runs = "; ".join(f"mnemoweave supersede {rival} {written.id}" for rival in rivals)
-        reason = f"may replace {', '.join(rivals)}: run {runs}"
-        return Written(written.action, written.id, reason=reason)
+    if replaces is not None:
+        announce(engine.pm, engine.db, Written("superseded", replaces, reason=f"by {written.id}"))
     return written
 
 
-def same_subject(engine: Engine, ref: str) -> list[str]:
-    """Active memories of the same project and kind close enough to be about the same
-    subject ("prefers tabs" / "prefers spaces"): candidates for supersession, never merged
-    or deleted here."""
-    if not engine.channels:
-        return []
-    memory = engine.get(ref)
-    if not isinstance(memory, Memory):
-        raise InvalidInput(f"{ref} is not a memory")
-    channel = engine.channels[0]
-    vector = channel.index.vector("memories", ref)
-    if vector is None:
-        return []
-    rivals = []
-    for other, cosine in channel.index.query("memories", vector, 10):
-        if other == ref or cosine < engine.config.supersede_threshold:
+RIVALS = 10  # the nearest memories of a scope a new one is checked against
+
+
+def rivals(
+    engine: Engine, text: str, project: str, exclude: str = ""
+) -> list[tuple[str, conflicts.Verdict]]:
+    """Active memories of scope `project` that `text` conflicts with or updates
+    (conflicts.py), nearest first: judged with the main model's cosine when it found them,
+    on their words when only the full-text index did."""
+    main = engine.channels[0].name if engine.channels else ""
+    found = []
+    for hit in engine.search(text, k=RIVALS, project=project, source="memories", touch=False):
+        if hit.id == exclude or hit.project != project:
             continue
-        row = memories_table.get(engine.db, int(other[2:]))
-        if (
-            row is not None
-            and row["status"] == "active"
-            and row["kind"] == memory.kind
-            and row["project"] == memory.project
-        ):
-            rivals.append(other)
-    return rivals
+        cosine = hit.extra["explain"]["dense"].get(main, {}).get("cosine")
+        verdict = conflicts.detect(hit.text, text, cosine)
+        if verdict:
+            found.append((hit.id, verdict))
+    return found
+
+
+def held_reason(ref: str, found: list[tuple[str, conflicts.Verdict]]) -> str:
+    """One line: what `ref` (a card or new memory) clashes with, and the commands that settle it."""
+    what = "; ".join(f"{kind_of(v)} {rival} ({v.reason})" for rival, v in found)
+    first = found[0][0]
+    if ref.startswith("c_"):
+        return (
+            f"{what}: kept pending; `mnemoweave review {ref} accept --replaces {first}` "
+            f"retires {first}, `--keep-both` keeps both"
+        )
+    return f"{what}: `mnemoweave supersede {first} {ref}` retires {first}"
+
+
+def kind_of(verdict: conflicts.Verdict) -> str:
+    return "updates" if verdict.kind == "update" else "conflicts with"
+
+
+def _active_memory(engine: Engine, ref: str) -> None:
+    table, rowid = parse_id(ref)
+    row = memories_table.get(engine.db, rowid) if table == "memory" else None
+    if row is None:
+        raise NotFound(f"no memory with id {ref}")
+    if row["status"] != "active":
+        raise InvalidInput(f"{ref} is {row['status']}, not active: nothing to replace")
 
 
 def supersede(engine: Engine, old: str, new: str, *, actor: str = "agent") -> Written:

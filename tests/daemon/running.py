@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import processes
 from mnemoweave import client
 
 START_WITHIN = 60.0  # seconds a daemon may take to answer (imports, jieba, warm-up)
@@ -61,14 +61,8 @@ class Daemon:
 
     def stop(self) -> int:
         """SIGTERM, then (only if it hangs) SIGKILL; the exit status."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
         try:
-            return self.process.wait(timeout=STOP_WITHIN)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=STOP_WITHIN)
-            raise
+            return processes.stop(self.process, STOP_WITHIN)
         finally:
             for stream in (self.process.stdout, self.process.stderr):
                 if stream:

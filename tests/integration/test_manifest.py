@@ -81,7 +81,8 @@ def test_the_tcp_listener_it_names_is_the_daemon_s():
 
 def _argvs() -> list[list[str]]:
     found = [["mnemoweave", name] for name in INTERFACES["cli"]["commands"]]
-    found += [INTERFACES["mcp"]["cli"], INTERFACES["daemon"]["cli"]]
+    found += [INTERFACES["mcp"]["cli"], INTERFACES["daemon"]["cli"], INTERFACES["web"]["cli"]]
+    found += [INTERFACES["proxy"]["cli"]]
     found += [host["install"] for host in INTERFACES["hooks"].values() if "install" in host]
     return found
 

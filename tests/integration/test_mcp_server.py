@@ -214,7 +214,7 @@ BAD_CALLS = [
     (
         "memory_review",
         {"id": "c_9", "decision": "reject", "scope": "global"},
-        "memory_review: summary, kind, title, scope and replaces go with accept",
+        "memory_review: summary, kind, title, scope, replaces and keep_both go with accept",
     ),
     (
         "memory_review",

@@ -61,7 +61,7 @@ def test_search_lists_no_hit_that_scores_next_to_nothing(engine):
     assert scores == [1.0]
 
 
-def test_accepting_a_rival_says_which_command_supersedes_it(engine, real_models):
+def test_accepting_a_rival_is_held_with_the_commands_that_settle_it(engine, real_models):
     from mnemoweave import Engine
 
     engine.close()
@@ -71,6 +71,8 @@ def test_accepting_a_rival_says_which_command_supersedes_it(engine, real_models)
         hybrid.distill()
         card = hybrid.pending()[0]
         written = hybrid.review(card.id, "accept", kind="pref")
-    assert written.reason == (
-        f"may replace {old.id}: run mnemoweave supersede {old.id} {written.id}"
+    assert written.action == "held" and written.reason.startswith(f"updates {old.id} (")
+    assert written.reason.endswith(
+        f": kept pending; `mnemoweave review {card.id} accept --replaces {old.id}` "
+        f"retires {old.id}, `--keep-both` keeps both"
     )

@@ -4,12 +4,13 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).parents[2] / "core" / "mnemoweave"
-OUTER = {"cli", "__main__", "daemon", "adapters", "mcp_server", "demo"}  # entry points, not core
+OUTER = {"cli", "__main__", "daemon", "adapters", "demo", "proxy"}  # entry points, not core
 
 
 def outer(name: str) -> bool:
-    """An entry point or outer layer: OUTER, and every CLI module (cli_*.py)."""
-    return name in OUTER or name.startswith("cli_")
+    """An entry point or outer layer: OUTER, every CLI module (cli_*.py) and every module
+    of the MCP server (mcp_*.py)."""
+    return name in OUTER or name.startswith(("cli_", "mcp_"))
 
 
 def imported_modules(path: Path) -> set[str]:

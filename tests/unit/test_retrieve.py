@@ -230,15 +230,17 @@ def test_a_second_model_carries_the_crosslingual_candidates(mnemoweave_home):
         assert all(c.ok for c in engine.doctor())
 
 
-def test_accepting_a_close_memory_proposes_supersession_and_supersede_retires_the_old(hybrid):
+def test_a_card_that_updates_a_memory_is_held_until_it_replaces_it(hybrid):
     old = hybrid.remember("Use tabs in Makefiles", kind="pref").id
     hybrid.ingest("s1", "user", "From now on, indent makefiles with spaces, not tabs.")
     hybrid.distill()
     (card,) = [c for c in hybrid.pending() if c.suggested_kind == "pref"]
-    accepted = hybrid.review(card.id, "accept")
-    assert accepted.action == "new" and old in accepted.reason  # proposed, nothing changed yet
-    assert hybrid.get(old).status == "active"
-    hybrid.supersede(old, accepted.id)
+    held = hybrid.review(card.id, "accept")
+    assert (held.action, held.id) == ("held", card.id) and old in held.reason
+    assert f"mnemoweave review {card.id} accept --replaces {old}" in held.reason
+    assert hybrid.get(card.id).conflicts == (old,) and hybrid.get(card.id).status == "pending"
+    assert hybrid.get(old).status == "active" and hybrid.status()["counts"]["memories"] == 1
+    accepted = hybrid.review(card.id, "accept", replaces=old)
     retired, new = hybrid.get(old), hybrid.get(accepted.id)
     assert (retired.status, retired.superseded_by, new.supersedes) == (
         "superseded",

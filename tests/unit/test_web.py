@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from mnemoweave.daemon import web
 
 
@@ -36,3 +39,13 @@ def test_a_write_must_be_json_from_the_listeners_own_origin():
     assert web.write_refusal("POST", json_type | {"Origin": "http://127.0.0.1:9"}, 8000)[0] == 403
     assert web.write_refusal("DELETE", {"Content-Type": "text/plain"}, 8000)[0] == 415
     assert web.write_refusal("POST", {}, 8000)[0] == 415
+
+
+def test_every_label_of_the_page_exists_in_english_and_chinese():
+    script = (Path(web.__file__).parents[1] / "web" / "app.js").read_text(encoding="utf-8")
+    labels = script[script.index("const LABELS = {") : script.index("\n};\n")]
+    english, chinese = labels.split("\n  zh: {")
+    keys = [set(re.findall(r"^    (\w+):", part, re.M)) for part in (english, chinese)]
+    assert len(keys[0]) > 100 and keys[0] == keys[1], keys[0] ^ keys[1]
+    used = set(re.findall(r'\bt\("(\w+)"', script))
+    assert used <= keys[0], used - keys[0]

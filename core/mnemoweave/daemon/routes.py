@@ -187,7 +187,10 @@ def _classify(ctx: Context, text: str, role: str = "user") -> Any:
     return ctx.engine.classify(Turn("api", role, text))
 
 
-_REVIEW_OPTIONS = {"accept": {"kind", "summary", "title", "project"}, "reject": {"why"}}
+_REVIEW_OPTIONS = {
+    "accept": {"kind", "summary", "title", "project", "replaces", "keep_both"},
+    "reject": {"why"},
+}
 
 
 def _review(ctx: Context, ref: str, decision: str, **options: Any) -> Any:
@@ -304,9 +307,12 @@ ROUTES: list[Route] = [
               {"project": OPT_STR, "limit": INT}, returns=array(ref("Card"))),
     operation("POST", "/v1/cards/{ref}/review", "review",
               "Accept a pending card (kind, summary, title, project: its scope, '' for"
-              " global) or reject it (why).",
+              " global) or reject it (why). An acceptance that would clash with an active"
+              " memory is held (action `held`, the card names it in `conflicts`) until it"
+              " comes with `replaces` (that memory is superseded) or `keep_both`.",
               {"ref": ID, "decision": one_of("accept", "reject"), "kind": OPT_KIND,
-               "summary": OPT_STR, "title": OPT_STR, "project": OPT_STR, "why": STR},
+               "summary": OPT_STR, "title": OPT_STR, "project": OPT_STR,
+               "replaces": OPT_STR, "keep_both": BOOL, "why": STR},
               ("ref", "decision"), WRITTEN, _review),
     operation("POST", "/v1/memories/{ref}/feedback", "feedback",
               "useful / wrong move a memory's weight; outdated retires it.",
@@ -354,6 +360,14 @@ ROUTES: list[Route] = [
     operation("GET", "/v1/hygiene", "hygiene",
               "Near-duplicates, stale memories and index drift; changes nothing.",
               {"now": OPT_NUM}, returns=OBJECT),
+    operation("POST", "/v1/consolidate", "consolidate_propose",
+              "Propose a consolidation run (duplicates, conflicts, chains, stale); changes no"
+              " memory.", {"project": OPT_STR, "since": STR, "now": OPT_NUM}, returns=OBJECT),
+    operation("POST", "/v1/consolidate/{run}/apply", "consolidate_apply",
+              "Apply a run's items (all, or `only` those); refused when a memory changed.",
+              {"run": STR, "only": STRS}, ("run",), OBJECT),
+    operation("POST", "/v1/consolidate/{run}/rollback", "consolidate_rollback",
+              "Write back everything an applied run changed.", {"run": STR}, ("run",), OBJECT),
     operation("POST", "/v1/import", "import_records",
               "Import turns and memories (records the caller read from its files), all or "
               "nothing.", {"records": array(OBJECT)}, ("records",), OBJECT, _import),

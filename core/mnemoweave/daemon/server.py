@@ -17,6 +17,8 @@ import os
 import signal
 import socket
 import socketserver
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -39,6 +41,7 @@ log = logging.getLogger("mnemoweave.daemon")
 MAX_BODY = 64 * 1024 * 1024
 SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes on Linux (104 on macOS), NUL included
 MEND_PAUSE = 0.01  # seconds the mending thread lets requests have the engine between batches
+PROXY_STOP = 10.0  # seconds the proxy may take to stop before it is killed
 TICK = 0.1  # how often the main thread looks at the stop flag and the idle timer
 
 
@@ -303,6 +306,43 @@ class _Listeners:
             thread.join()
 
 
+PROXY_LOG = "logs/proxy.out"  # what the proxy the daemon runs prints
+
+
+def _start_proxy(home: Path, config: Any) -> subprocess.Popen[bytes] | None:
+    """The memory proxy (`mnemoweave proxy`), run while the daemon serves when
+    `proxy_upstream` is set; None when it is not (or could not start: logged)."""
+    if not config.proxy_upstream:
+        return None
+    out = home / PROXY_LOG
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(out, "ab") as printed:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "mnemoweave", "proxy"],
+                stdin=subprocess.DEVNULL,
+                stdout=printed,
+                stderr=subprocess.STDOUT,
+                env=os.environ | {"MNEMOWEAVE_HOME": str(home)},
+            )
+    except OSError as exc:
+        log.error("the proxy did not start: %s", exc)
+        return None
+    log.info("running the proxy to %s (pid %d)", config.proxy_upstream, child.pid)
+    return child
+
+
+def _stop_proxy(child: subprocess.Popen[bytes] | None) -> None:
+    if child is None or child.poll() is not None:
+        return
+    child.terminate()  # it distills what is pending, then exits
+    try:
+        child.wait(PROXY_STOP)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
 def _log_to(home: Path) -> logging.Handler:
     path = home / LOG_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -384,15 +424,17 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
         ctx.web = web.Web(
             lambda port: listeners.tcp(port or config.daemon_port), lambda: tcp.token(home)
         )
-        listeners.start(_bind(where, state, ctx))
-        if config.daemon_port:
+        socket_server = _bind(where, state, ctx)
+        if config.daemon_port:  # listening (token made) before the socket answers anyone
             try:  # without it the socket serves on (hooks must keep working): status tells
                 listeners.tcp(config.daemon_port)
             except OSError as exc:
                 state.tcp_error = f"{tcp.HOST}:{config.daemon_port}: {exc.strerror or exc}"
                 log.error("no TCP listener: %s", state.tcp_error)
+        listeners.start(socket_server)
         mending = threading.Thread(target=_mend, args=(ctx, stop), name="mend")
         mending.start()
+        proxy = _start_proxy(home, config)
         try:
             log.info("serving %s (pid %d)", where, os.getpid())
             echo(f"serving {where} (pid {os.getpid()})")
@@ -405,6 +447,7 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
                     stop.reason = f"idle for {config.daemon_idle_minutes:g} minutes"
             log.info("%s: stopping", stop.reason)
         finally:
+            _stop_proxy(proxy)
             listeners.close(where)
             mending.join()
             host_side.stop()

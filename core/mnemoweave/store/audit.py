@@ -32,3 +32,8 @@ def record(
 def scrub(db: sqlite3.Connection, target: str) -> None:
     """Forget the content recorded for a purged target, keeping the fact that it existed."""
     db.execute("UPDATE audit SET before = NULL, after = NULL WHERE target = ?", (target,))
+
+
+def by_actor(db: sqlite3.Connection, actor: str) -> list[sqlite3.Row]:
+    """The rows one actor wrote, oldest first."""
+    return db.execute("SELECT * FROM audit WHERE actor = ? ORDER BY id", (actor,)).fetchall()

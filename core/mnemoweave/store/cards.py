@@ -25,6 +25,7 @@ def from_row(row: sqlite3.Row) -> Card:
         created=row["created"],
         decided=row["decided"],
         memory_id=None if row["memory_id"] is None else f"m_{row['memory_id']}",
+        conflicts=tuple(json.loads(row["conflicts"])),
     )
 
 
@@ -98,6 +99,11 @@ def pending(db: sqlite3.Connection, projects: Sequence[str] | None, limit: int) 
         [*params, limit],
     )
     return [from_row(row) for row in rows]
+
+
+def set_conflicts(db: sqlite3.Connection, cid: int, refs: Sequence[str]) -> None:
+    """The active memories the card's memory would clash with (its acceptance was held)."""
+    db.execute("UPDATE cards SET conflicts = ? WHERE id = ?", (json.dumps(list(refs)), cid))
 
 
 def decide(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ..model import Memory
 from ..text import language
@@ -164,6 +165,25 @@ def supersede(db: sqlite3.Connection, old: int, new: int, now: float) -> None:
     db.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (old, new))
 
 
+KEPT_STATE = ("status", "superseded_by", "supersedes", "deleted_at", "updated")
+
+
+def state_of(db: sqlite3.Connection, mid: int) -> dict[str, Any] | None:
+    """What consolidation may change of memory `mid` (KEPT_STATE), as stored."""
+    row = db.execute(f"SELECT {', '.join(KEPT_STATE)} FROM memories WHERE id = ?", (mid,))
+    found = row.fetchone()
+    return None if found is None else dict(found)
+
+
+def put_state(db: sqlite3.Connection, mid: int, state: dict[str, Any]) -> None:
+    """Write back what `state_of` read (a rollback)."""
+    names = [name for name in KEPT_STATE if name in state]
+    db.execute(
+        f"UPDATE memories SET {', '.join(f'{n} = ?' for n in names)} WHERE id = ?",
+        [*(state[n] for n in names), mid],
+    )
+
+
 def set_status(db: sqlite3.Connection, mid: int, status: str, deleted_at: float | None) -> None:
     db.execute(
         "UPDATE memories SET status = ?, deleted_at = ? WHERE id = ?", (status, deleted_at, mid)
@@ -248,6 +268,26 @@ def active_bodies(db: sqlite3.Connection) -> list[sqlite3.Row]:
     return db.execute(
         "SELECT id, kind, project, body FROM memories WHERE status = 'active'"
     ).fetchall()
+
+
+def active_in(db: sqlite3.Connection, projects: Sequence[str] | None) -> list[sqlite3.Row]:
+    """The active memories of `projects` (None: all), with what consolidation weighs."""
+    where, params = _scope(projects, None)
+    return db.execute(
+        "SELECT m.id, m.kind, m.project, m.body, m.importance, m.weight, m.access_count,"
+        f" m.last_access, m.created, m.updated FROM memories m WHERE m.status = 'active'{where}",
+        params,
+    ).fetchall()
+
+
+def supersessions(db: sqlite3.Connection, projects: Sequence[str] | None) -> list[tuple[int, int]]:
+    """(old, new) for every memory of `projects` (None: all) that another superseded."""
+    where, params = _scope(projects, None)
+    rows = db.execute(
+        f"SELECT m.id, m.superseded_by FROM memories m WHERE m.superseded_by IS NOT NULL{where}",
+        params,
+    )
+    return [(old, new) for old, new in rows]
 
 
 def low_importance(db: sqlite3.Connection) -> list[sqlite3.Row]:

@@ -290,6 +290,26 @@ def m012_injections(db: sqlite3.Connection) -> None:
     )
 
 
+def m013_consolidation(db: sqlite3.Connection) -> None:
+    """Consolidation runs: a proposal (its items and what each memory looked like when it
+    was made), then what was applied and whether it was rolled back; and the memories a
+    card clashes with, when its acceptance was held."""
+    db.execute("ALTER TABLE cards ADD COLUMN conflicts TEXT NOT NULL DEFAULT '[]'")
+    db.execute(
+        """
+        CREATE TABLE consolidations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created REAL NOT NULL,
+            scope TEXT NOT NULL,
+            report TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'proposed'
+                CHECK (state IN ('proposed', 'applied', 'rolled back')),
+            applied TEXT NOT NULL DEFAULT '[]'
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
@@ -303,6 +323,7 @@ MIGRATIONS: list[Migration] = [
     m010_project_keys,
     m011_skill_queue,
     m012_injections,
+    m013_consolidation,
 ]
 
 

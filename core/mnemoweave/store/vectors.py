@@ -67,16 +67,33 @@ class VectorIndex:
         )
         return [(i, 1.0 - d) for i, d in zip(result["ids"][0], result["distances"][0], strict=True)]
 
+    def neighbours(self, table: str, vectors: np.ndarray, n: int) -> list[list[tuple[str, float]]]:
+        """`query` for many vectors at once (in batches): one list per vector, in order."""
+        found: list[list[tuple[str, float]]] = []
+        collection = self._collection(table)
+        for start in range(0, len(vectors), _BATCH):
+            result = collection.query(
+                query_embeddings=vectors[start : start + _BATCH], n_results=n, include=["distances"]
+            )
+            found += [
+                [(i, 1.0 - d) for i, d in zip(ids, distances, strict=True)]
+                for ids, distances in zip(result["ids"], result["distances"], strict=True)
+            ]
+        return found
+
     def vector(self, table: str, ref: str) -> np.ndarray | None:
         got = self._collection(table).get(ids=[ref], include=["embeddings"])
         return got["embeddings"][0] if len(got["ids"]) else None
 
     def vectors(self, table: str, refs: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of these ids (ids without one are left out)."""
-        if not refs:
-            return {}
-        got = self._collection(table).get(ids=list(refs), include=["embeddings"])
-        return dict(zip(got["ids"], got["embeddings"], strict=True))
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(refs), _BATCH):
+            got = self._collection(table).get(
+                ids=list(refs[start : start + _BATCH]), include=["embeddings"]
+            )
+            found.update(zip(got["ids"], got["embeddings"], strict=True))
+        return found
 
     def ids(self, table: str) -> set[str]:
         return set(self._collection(table).get(include=[])["ids"])

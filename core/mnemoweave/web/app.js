@@ -38,16 +38,19 @@
  *     [data-test=edit] -> textarea[data-test=edit-text], [data-test=save], [data-test=cancel]
  *     [data-test=evidence]         evidence turns (from /v1/records/<id>/evidence)
  *     [data-test=accept] [data-test=reject]
+ *     [data-test=clash][data-id=<m_N>] when an acceptance was held (it clashes with that
+ *       memory): [data-test=replace] accepts retiring it, [data-test=keep-both] keeps both
  *   [data-test=select-all] [data-test=accept-selected] [data-test=reject-selected]
- *   keys: j/k move focus, x toggles selection, a accepts, r rejects, e edits
- *         (inactive while typing in an input/textarea/select)
+ *   keys: j/k move focus, x toggles selection, a accepts, r rejects, e edits; X selects all
+ *         (or none), A accepts and R rejects the selected (inactive while typing)
  * Sessions page (#/sessions)
  *   select[data-test=project], [data-test=session-row][data-id=<session>],
  *   [data-test=turn][data-id=<turn id>] ([data-test=more] expands long text),
  *   [data-test=injection] (ids as [data-test=ref][data-id=<ref>] buttons),
  *   [data-test=record-panel] (the record opened from a ref; [data-test=close] closes it)
  * Skills page (#/skills):  [data-test=skill-row][data-id=<name>]
- * Status page (#/status):  [data-test=status-section][data-id=status|daemon|hygiene|projects]
+ * Status page (#/status):  [data-test=status-section][data-id=status|daemon|hygiene|projects];
+ *   the hygiene report runs on [data-test=run-hygiene]
  * Files page (#/files)
  *   input[type=file][data-test=import-file], [data-test=import-result],
  *   [data-test=export] (runs the export), a[data-test=export-file][download] per file
@@ -107,6 +110,7 @@ const LABELS = {
     pageInfo: "{0}–{1}",
     score: "score",
     weight: "weight",
+    weightLabel: "Weight",
     recalls: "recalls",
     close: "Close",
     forget: "Forget",
@@ -140,9 +144,13 @@ const LABELS = {
     time: "Time",
     host: "Host",
     reviewTitle: "Cards waiting for review",
-    reviewHint: "Keys: j/k move · x select · a accept · r reject · e edit",
+    reviewHint: "Keys: j/k move · x select · a accept · r reject · e edit · X select all · A/R accept/reject selected",
     noCards: "Nothing to review. New cards appear here as you work.",
     selectAll: "Select all",
+    held: "held:",
+    clashesWith: "Its memory would clash with",
+    acceptReplacing: "Accept, retiring {0}",
+    keepBoth: "Keep both",
     acceptSelected: "Accept selected ({0})",
     rejectSelected: "Reject selected ({0})",
     accept: "Accept",
@@ -153,6 +161,8 @@ const LABELS = {
     edited: "edited",
     noSessions: "No sessions yet.",
     turns: "turns",
+    turn: "turn",
+    prompt: "woven prompt",
     prompts: "woven prompts",
     pickSession: "Pick a session to see its timeline.",
     woven: "Woven into this prompt",
@@ -171,6 +181,8 @@ const LABELS = {
     statusTitle: "Store",
     daemonTitle: "Daemon",
     hygieneTitle: "Hygiene",
+    runHygiene: "Check now",
+    hygieneHint: "Near-duplicates, stale memories and index drift. It compares every memory with its neighbours, so it can take a while on a large store.",
     projectsTitle: "Projects",
     refresh: "Refresh",
     importTitle: "Import",
@@ -230,6 +242,7 @@ const LABELS = {
     pageInfo: "{0}–{1}",
     score: "得分",
     weight: "权重",
+    weightLabel: "权重",
     recalls: "次召回",
     close: "关闭",
     forget: "遗忘",
@@ -263,9 +276,13 @@ const LABELS = {
     time: "时间",
     host: "主机",
     reviewTitle: "待审阅的卡片",
-    reviewHint: "快捷键：j/k 移动 · x 选择 · a 接受 · r 拒绝 · e 编辑",
+    reviewHint: "快捷键：j/k 移动 · x 选择 · a 接受 · r 拒绝 · e 编辑 · X 全选 · A/R 接受/拒绝所选",
     noCards: "没有待审阅的卡片。工作时新的卡片会出现在这里。",
     selectAll: "全选",
+    held: "暂缓：",
+    clashesWith: "它与这条记忆冲突",
+    acceptReplacing: "接受并取代 {0}",
+    keepBoth: "两条都保留",
     acceptSelected: "接受所选（{0}）",
     rejectSelected: "拒绝所选（{0}）",
     accept: "接受",
@@ -277,6 +294,8 @@ const LABELS = {
     noSessions: "还没有会话。",
     turns: "条对话",
     prompts: "次注入",
+    turn: "条对话",
+    prompt: "次注入",
     pickSession: "选择一个会话查看时间线。",
     woven: "为此提示注入的内容",
     wovenBefore: "第一个提示之前注入的内容",
@@ -294,6 +313,8 @@ const LABELS = {
     statusTitle: "存储",
     daemonTitle: "守护进程",
     hygieneTitle: "整理建议",
+    runHygiene: "立即检查",
+    hygieneHint: "近似重复、过时的记忆与索引偏差。它会把每条记忆与相近的记忆比较，记忆很多时可能需要一些时间。",
     projectsTitle: "项目",
     refresh: "刷新",
     importTitle: "导入",
@@ -1108,7 +1129,7 @@ function MemoryDetail({ id, onChanged, onClose, onOpen }) {
               <${Field} label=${t("created")}><${Time} ts=${r.created} /><//>
               <${Field} label=${t("updated")}><${Time} ts=${r.updated} /><//>
               <${Field} label=${t("importance")}>${fmtNum(r.importance)}<//>
-              <${Field} label=${t("weight")}>${fmtNum(r.weight)}<//>
+              <${Field} label=${t("weightLabel")}>${fmtNum(r.weight)}<//>
               <${Field} label=${t("accessCount")}>${fmtNum(r.access_count ?? 0)}<//>
               <${Field} label=${t("lastAccess")}><${Time} ts=${r.last_access} /><//>
               ${r.tags && r.tags.length ? html`<${Field} label=${t("tags")}>${r.tags.map((tag) => html`<span key=${tag} class="chip">${tag}</span>`)}<//>` : null}
@@ -1213,8 +1234,32 @@ function CardRow({ card, focused, selected, editing, summary, edited, scope, bus
       <div class="card-evidence" data-test="evidence">
         <div class="muted small">${t("evidence")}</div>
         <${EvidenceList} id=${card.id} limit=${320} lines=${5} />
+        ${(card.conflicts || []).map(
+          (ref) => html`<${Clash} key=${ref} card=${card.id} memory=${ref} busy=${busy} handlers=${handlers} />`,
+        )}
       </div>
     </li>
+  `;
+}
+
+/** A memory the card's acceptance clashed with, beside it: replace it, or keep both. */
+function Clash({ card, memory, busy, handlers }) {
+  const found = useLoad(() => api("GET", `/v1/records/${enc(memory)}`), [memory]);
+  return html`
+    <div class="clash" data-test="clash" data-id=${memory}>
+      <div class="muted small">${t("clashesWith")} <${Id} id=${memory} /></div>
+      <div class="summary">${found.data ? found.data.body : ""}</div>
+      <div class="actions">
+        <button class="small primary" data-test="replace" disabled=${busy} onClick=${(e) => {
+          e.stopPropagation();
+          handlers.settle(card, { replaces: memory });
+        }}>${t("acceptReplacing", memory)}</button>
+        <button class="small" data-test="keep-both" disabled=${busy} onClick=${(e) => {
+          e.stopPropagation();
+          handlers.settle(card, { keep_both: true });
+        }}>${t("keepBoth")}</button>
+      </div>
+    </div>
   `;
 }
 
@@ -1267,10 +1312,11 @@ function ReviewPage() {
     setFocusedId(after || before || null);
   };
 
-  const decide = async (id, decision, draft) => {
+  /** `settle`: how to accept a card that clashes ({replaces: "m_N"} or {keep_both: true}). */
+  const decide = async (id, decision, draft, settle) => {
     const card = cards.find((c) => c.id === id);
     if (!card) return false;
-    const body = { decision };
+    const body = { decision, ...(settle || {}) };
     if (decision === "accept") {
       body.summary = draft !== undefined ? draft : summaryOf(card);
       body.project = scopeOf(card);
@@ -1278,6 +1324,11 @@ function ReviewPage() {
     setBusyFor(id, true);
     try {
       const written = await api("POST", `/v1/cards/${enc(id)}/review`, body);
+      if (written.action === "held") {
+        notify(`${id}: ${t("held")} ${written.reason || ""}`);
+        refreshPending(); // the card comes back naming what it clashes with
+        return false;
+      }
       forget(id);
       notify(`${id}: ${describeWritten(written)}`);
       return true;
@@ -1289,9 +1340,8 @@ function ReviewPage() {
     }
   };
 
-  const decideOne = async (id, decision, draft) => {
-    moveFocusFrom([id]);
-    await decide(id, decision, draft);
+  const decideOne = async (id, decision, draft, settle) => {
+    if (await decide(id, decision, draft, settle)) moveFocusFrom([id]);
     refreshPending();
   };
 
@@ -1336,6 +1386,10 @@ function ReviewPage() {
       decideOne(id, "accept", draft);
     },
     reject: (id) => decideOne(id, "reject"),
+    settle: (id, settle) => decideOne(id, "accept", edits[id], settle),
+    selectAll: () =>
+      setSelected((prev) => (prev.size === cards.length ? new Set() : new Set(cards.map((c) => c.id)))),
+    decideSelected: (decision) => decideMany(decision),
   };
 
   // Keyboard shortcuts read the latest state through a ref.
@@ -1351,7 +1405,10 @@ function ReviewPage() {
       if (key === "j" || key === "k") {
         const next = key === "j" ? Math.min(list.length - 1, idx + 1) : Math.max(0, idx - 1);
         h.focus(list[next].id);
-      } else if (key === "x") h.toggle(list[idx].id);
+      } else if (key === "X") h.selectAll();
+      else if (key === "A") h.decideSelected("accept");
+      else if (key === "R") h.decideSelected("reject");
+      else if (key === "x") h.toggle(list[idx].id);
       else if (key === "a") h.accept(list[idx].id);
       else if (key === "r") h.reject(list[idx].id);
       else if (key === "e") h.startEdit(list[idx].id);
@@ -1376,7 +1433,7 @@ function ReviewPage() {
             data-test="select-all"
             checked=${allSelected}
             disabled=${!cards.length}
-            onChange=${() => setSelected(allSelected ? new Set() : new Set(cards.map((c) => c.id)))}
+            onChange=${handlers.selectAll}
           />
           ${t("selectAll")}
         </label>
@@ -1560,8 +1617,8 @@ function SessionsPage() {
                 <div class="row-meta muted small">
                   ${s.host && html`<span>${s.host}</span>`}
                   <${ProjectName} project=${s.project} />
-                  <span>${s.turns ?? 0} ${t("turns")}</span>
-                  <span>${s.prompts ?? 0} ${t("prompts")}</span>
+                  <span>${s.turns ?? 0} ${t(s.turns === 1 ? "turn" : "turns")}</span>
+                  <span>${s.prompts ?? 0} ${t(s.prompts === 1 ? "prompt" : "prompts")}</span>
                 </div>
                 <div class="muted small">${typeof s.started === "number" ? localTime(s.started) : ""}</div>
               </li>
@@ -1656,7 +1713,23 @@ function StatusPage() {
       <${StatusSection} id="status" title=${t("statusTitle")} path="/v1/status" />
       <${StatusSection} id="projects" title=${t("projectsTitle")} path="/v1/projects" />
       <${StatusSection} id="daemon" title=${t("daemonTitle")} path="/v1/daemon" />
-      <${StatusSection} id="hygiene" title=${t("hygieneTitle")} path="/v1/hygiene" />
+      <${HygieneSection} />
+    </section>
+  `;
+}
+
+/** The hygiene report compares every memory with its neighbours (seconds on a large
+ * store), so it runs when asked, not when the page opens. */
+function HygieneSection() {
+  const [asked, setAsked] = useState(false);
+  if (asked) return html`<${StatusSection} id="hygiene" title=${t("hygieneTitle")} path="/v1/hygiene" />`;
+  return html`
+    <section class="status-section" data-test="status-section" data-id="hygiene">
+      <div class="page-head">
+        <h2>${t("hygieneTitle")}</h2>
+        <button class="small" data-test="run-hygiene" onClick=${() => setAsked(true)}>${t("runHygiene")}</button>
+      </div>
+      <p class="muted small">${t("hygieneHint")}</p>
     </section>
   `;
 }

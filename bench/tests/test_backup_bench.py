@@ -1,0 +1,32 @@
+"""The backup benchmark at a tiny size (lexical-only): the code the 10,000-memory run uses."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+import backup
+
+
+def test_sizes_are_sorted_and_checked() -> None:
+    assert backup.sizes("10000, 100") == [100, 10000]
+    with pytest.raises(SystemExit, match="positive sizes"):
+        backup.sizes("0")
+
+
+def test_a_tiny_run_backs_up_and_restores_every_memory(
+    tmp_path: Path, mnemoweave_home: Path
+) -> None:
+    mnemoweave_home.mkdir()  # run.py makes the run's data dir; here the test does
+    args = argparse.Namespace(sizes="60", embedder="none", models=tmp_path / "no-models")
+    report = backup.run(args)
+    one = report["60"]
+    assert one["memories"] == one["restored_memories"] == 60
+    assert 0 < one["backup_seconds"] < backup.TARGET_SECONDS and one["restore_seconds"] > 0
+    assert one["backup_mb"] > 0 and one["restore_doctor_ok"]
+    assert one["restore_retrieval"].startswith("lexical-only")
+    assert report["backup_within_target"] is True
+    left = [p.name for p in mnemoweave_home.iterdir()]
+    assert left in ([], ["cache"]), left  # the run's stores are gone (jieba's cache stays)

@@ -1,0 +1,57 @@
+"""Fixtures: a data dir with a short path and a real daemon on it, a fake upstream, and a
+proxy process in front of it (see proxied.py and upstream.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from proxied import Daemon, Proxy, stop_any_daemon
+from upstream import Upstream
+
+BUDGET_MS = "5000"  # the weave's budget in these tests: a busy machine is no failure
+
+
+@pytest.fixture
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("px")
+    assert len(str(path / "daemon.sock")) <= 100, f"{path}: too long for a Unix socket path"
+    (path / "config.toml").write_text('embedder = "none"\ndaemon_idle_minutes = 5\n')
+    return path
+
+
+@pytest.fixture
+def daemon(home: Path) -> Iterator[Daemon]:
+    running = Daemon(home)
+    yield running
+    running.stop()
+    stop_any_daemon(home)
+
+
+@pytest.fixture
+def upstream() -> Iterator[Upstream]:
+    fake = Upstream()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def start_proxy(home: Path, upstream: Upstream) -> Iterator[Callable[..., Proxy]]:
+    """start_proxy(*args, **env): a proxy of `home` in front of `upstream`."""
+    started: list[Proxy] = []
+
+    def start(*args: str, **settings: str) -> Proxy:
+        settings.setdefault("MNEMOWEAVE_PROXY_BUDGET_MS", BUDGET_MS)
+        proxy = Proxy(home, upstream.url, *args, **settings)
+        started.append(proxy)
+        return proxy
+
+    yield start
+    for proxy in started:
+        proxy.stop()
+
+
+@pytest.fixture
+def proxy(start_proxy: Callable[..., Proxy], daemon: Daemon) -> Proxy:
+    return start_proxy()
