@@ -87,6 +87,9 @@ class Config:
     """Minutes without a request after which `mnemoweave serve` stops (0: never)."""
     daemon_port: int = 0
     """Loopback TCP port the daemon also serves on, token required (0: the socket only)."""
+    consolidate_idle: bool = True
+    """Once a day, when the daemon has been quiet a while, propose a consolidation and turn
+    its duplicates and clashes into review cards (nothing is applied without a decision)."""
     proxy_upstream: str = ""
     """API root `mnemoweave proxy` forwards to when --upstream is not given ("": none); when
     set, the daemon also runs the proxy while it serves."""
@@ -108,7 +111,15 @@ class Config:
 _CHOICES = {"dedup_action": ("merge", "skip")}
 
 
+_BOOLS = {"true": True, "1": True, "yes": True, "on": True}
+_BOOLS |= {"false": False, "0": False, "no": False, "off": False}
+
+
 def _coerce(name: str, value: Any, kind: type) -> Any:
+    if kind is bool and not isinstance(value, bool):
+        if str(value).strip().lower() not in _BOOLS:
+            raise InvalidInput(f"setting {name}: expected true or false, got {value!r}")
+        return _BOOLS[str(value).strip().lower()]
     try:
         return kind(value)
     except (TypeError, ValueError):

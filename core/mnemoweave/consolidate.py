@@ -13,6 +13,11 @@ transaction, and refuses, naming the item, when a memory it names changed since 
 proposal. Nothing is deleted: superseding and trashing keep every row. Each change writes
 an audit row (actor `consolidate r_N`) with the memory's state before and after, and
 `rollback` writes every `before` back, newest first, itself audited.
+
+`idle_cards` is what the daemon runs when idle: a proposal over every project whose
+clusters and clashes become review cards ("merge m_3 and m_7?"); accepting one applies its
+item (a conflict: the newer memory is kept), rejecting it applies nothing, and the same
+memories are not asked about twice. Nothing is applied without a decision.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from .errors import InvalidInput, NotFound
 from .hygiene import neighbour_pairs, stale
 from .scope import visible
 from .store import audit
+from .store import cards as cards_table
 from .store import consolidations as runs_table
 from .store import memories as memories_table
 from .store.db import transaction
@@ -140,7 +146,7 @@ def propose(
     faded = [s for s in stale(engine, now) if s["id"] in rows and not rows[s["id"]]["access_count"]]
     for number, found in enumerate(faded, 1):
         items[f"s{number}"] = {"type": "stale", "id": found["id"], "text": found["text"]}
-    named = {ref for item in items.values() for ref in _changed_by(item)}
+    named = {ref for item in items.values() for ref in _changed_by(item, settle=True)}
     report = {
         "scope": project or "",
         "since": since,
@@ -152,11 +158,12 @@ def propose(
     return {"run": f"r_{run}", "state": "proposed", **report}
 
 
-def _changed_by(item: dict[str, Any]) -> list[str]:
-    """The memories applying `item` changes (none for what is only reported)."""
+def _changed_by(item: dict[str, Any], settle: bool = False) -> list[str]:
+    """The memories applying `item` changes (none for what is only reported; `settle`: a
+    conflict is resolved to the newer memory, as a person decided)."""
     if item["type"] == "duplicates":
         return [item["keep"], *item["merge"]]
-    if item["type"] in ("update", "conflict") and item["resolve"] == "newer":
+    if item["type"] == "update" or (item["type"] == "conflict" and settle):
         return [item["older"], item["newer"]]
     if item["type"] == "stale":
         return [item["id"]]
@@ -177,20 +184,25 @@ def _load(engine: Engine, run: str) -> dict[str, Any]:
     return found
 
 
-def apply(engine: Engine, run: str, only: Sequence[str] = ()) -> dict[str, Any]:
-    """Carry out the run's items (all, or `only` those), each in its own transaction;
-    refuse, naming the item, if a memory it changes is not as the proposal saw it."""
+def apply(
+    engine: Engine, run: str, only: Sequence[str] = (), settle: bool = False
+) -> dict[str, Any]:
+    """Carry out the run's items not applied yet (all, or `only` those), each in its own
+    transaction; refuse, naming the item, if a memory it changes is not as the proposal saw
+    it. `settle`: conflicts are resolved to the newer memory too (a person's decision)."""
     found = _load(engine, run)
-    if found["state"] != "proposed":
-        raise InvalidInput(f"{run} was already {found['state']}")
-    items, seen = found["report"]["items"], found["report"]["seen"]
+    if found["state"] == "rolled back":
+        raise InvalidInput(f"{run} was rolled back: propose again")
+    items, seen, done = found["report"]["items"], found["report"]["seen"], found["applied"]
     unknown = sorted(set(only) - set(items))
     if unknown:
         raise InvalidInput(f"{run} has no item {', '.join(unknown)} (it has {', '.join(items)})")
     picked = [name for name in items if not only or name in only]
-    chosen = [name for name in picked if _changed_by(items[name])]
+    chosen = [n for n in picked if n not in done and _changed_by(items[n], settle)]
+    if not chosen and any(n in done for n in picked):
+        raise InvalidInput(f"{run} was already applied ({', '.join(done)})")
     for name in chosen:
-        for ref in _changed_by(items[name]):
+        for ref in _changed_by(items[name], settle):
             if memories_table.state_of(engine.db, int(ref[2:])) != seen[ref]:
                 raise InvalidInput(
                     f"{name}: {ref} changed since {run} was proposed; nothing was applied"
@@ -201,8 +213,9 @@ def apply(engine: Engine, run: str, only: Sequence[str] = ()) -> dict[str, Any]:
         with transaction(engine.db) as db:
             _apply_item(db, items[name], name, actor)
     with transaction(engine.db) as db:
-        runs_table.mark(db, _run_id(run), "applied", chosen)
-    return {"run": run, "applied": chosen, "reported_only": [n for n in picked if n not in chosen]}
+        runs_table.mark(db, _run_id(run), "applied", done + chosen)
+    reported = [n for n in picked if n not in chosen and n not in done]
+    return {"run": run, "applied": chosen, "reported_only": reported}
 
 
 def _apply_item(db: Any, item: dict[str, Any], name: str, actor: str) -> None:
@@ -235,7 +248,7 @@ def rollback(engine: Engine, run: str) -> dict[str, Any]:
     transaction, audited as a rollback."""
     found = _load(engine, run)
     if found["state"] != "applied":
-        raise InvalidInput(f"{run} is {found['state']}: only an applied run rolls back")
+        raise InvalidInput(f"{run} was {found['state']}: only an applied run rolls back")
     actor = f"consolidate {run}"
     restored = []
     with transaction(engine.db) as db:
@@ -251,3 +264,55 @@ def rollback(engine: Engine, run: str) -> dict[str, Any]:
             restored.append(row["target"])
         runs_table.mark(db, _run_id(run), "rolled back", found["applied"])
     return {"run": run, "restored": sorted(set(restored), key=lambda r: int(r[2:]))}
+
+
+CARD_TYPES = ("duplicates", "update", "conflict")
+
+
+def _card_text(item: dict[str, Any]) -> tuple[str, str]:
+    """A proposal card's question and the memory whose kind it carries."""
+    texts = item["texts"]
+    if item["type"] == "duplicates":
+        keep, merge = item["keep"], item["merge"]
+        others = ", ".join(f"{ref} «{texts[ref]}»" for ref in merge)
+        return f"Merge near-duplicates: keep {keep} «{texts[keep]}», retire {others}?", keep
+    older, newer = item["older"], item["newer"]
+    verb = "updates" if item["type"] == "update" else "contradicts"
+    return (
+        f"{newer} «{texts[newer]}» {verb} {older} «{texts[older]}»: keep {newer} and retire "
+        f"{older}? (reject keeps both)",
+        newer,
+    )
+
+
+def idle_cards(engine: Engine, now: float | None = None) -> list[str]:
+    """Propose over every project and turn its clusters and clashes into pending cards (one
+    per item, never twice for the same question); the ids of the cards made."""
+    run = propose(engine, project=None, now=now)
+    made = []
+    with transaction(engine.db) as db:
+        for name, item in run["items"].items():
+            if item["type"] not in CARD_TYPES:
+                continue
+            question, carrier = _card_text(item)
+            row = memories_table.get(db, int(carrier[2:]))
+            if row is None:
+                continue
+            card = cards_table.insert_proposal(
+                db,
+                summary=question,
+                kind=row["kind"],
+                project=row["project"],
+                now=time.time() if now is None else now,
+                proposal=f"{run['run']} {name}",
+            )
+            if card is not None:
+                made.append(f"c_{card}")
+    return made
+
+
+def idle_due(engine: Engine, now: float, every: float) -> bool:
+    """Whether the last proposal is older than `every` seconds (or there was none) and
+    there are memories to look at."""
+    last = runs_table.latest(engine.db)
+    return (last is None or now - last >= every) and memories_table.count(engine.db) > 1

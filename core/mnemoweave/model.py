@@ -218,6 +218,7 @@ class Card(Record):
     decided: float | None = None
     memory_id: str | None = None
     conflicts: tuple[str, ...] = ()  # active memories it clashes with (an acceptance held)
+    proposal: str = ""  # "r_N ITEM": accepting it applies that consolidation item
 
 
 TIERS = ("scene", "knowledge", "nudge")

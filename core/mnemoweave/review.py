@@ -64,6 +64,8 @@ def accept(
     accepted again with `replaces` (that memory is superseded by the new one, in the same
     transaction) or `keep_both`."""
     card = _pending_card(engine, ref)
+    if card.proposal:
+        return _accept_proposal(engine, card, actor)
     kind = check_kind(kind if kind else card.suggested_kind)
     edited = summary is not None and summary.strip() != card.summary.strip()
     draft = draft_memory(
@@ -110,6 +112,21 @@ def accept(
     if replaces is not None:
         announce(engine.pm, engine.db, Written("superseded", replaces, reason=f"by {written.id}"))
     return written
+
+
+def _accept_proposal(engine: Engine, card: Card, actor: str) -> Written:
+    """Apply the consolidation item a card proposes (see consolidate.idle_cards), then mark
+    the card; a store changed since the proposal is refused and the card stays pending."""
+    run, item = card.proposal.split()
+    done = engine.consolidate_apply(run, [item], settle=True)
+    with transaction(engine.db) as db:
+        cards_table.decide(db, int(card.id[2:]), "accepted", time.time())
+        after = {"status": "accepted", "applied": card.proposal}
+        audit.record(db, "accept", card.id, {"status": "pending"}, after, actor)
+    applied = ", ".join(done["applied"]) or "nothing left to apply"
+    return Written(
+        "consolidated", card.id, reason=f"{run} {applied}; undo: consolidate rollback {run}"
+    )
 
 
 RIVALS = 10  # the nearest memories of a scope a new one is checked against

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from mnemoweave.cli import cli
+from mnemoweave.consolidate import idle_cards
 from mnemoweave.errors import InvalidInput
 
 DAY = 86400.0
@@ -164,3 +165,39 @@ def test_a_clash_at_write_time_is_named_and_held_until_decided(real_engine):
         "Make the upload timeout 60 seconds instead.", project=PROJECT, kind="conclusion"
     )
     assert said.action == "new" and f"mnemoweave supersede {old.id} {said.id}" in said.reason
+
+
+def test_idle_cards_ask_once_and_accepting_one_applies_its_item(store):
+    engine, ids = store
+    made = idle_cards(engine)
+    cards = {card.id: card for card in engine.pending(None)}
+    assert set(made) <= set(cards) and len(made) == 2  # the duplicates and the update
+    merge = next(cards[c] for c in made if cards[c].summary.startswith("Merge near-duplicates"))
+    update = next(cards[c] for c in made if " updates " in cards[c].summary)
+    assert ids["old"] in update.summary and ids["new"] in update.summary
+    before = memories(engine)
+    assert engine.review(update.id, "reject").action == "rejected"
+    assert memories(engine) == before  # rejecting applies nothing
+    accepted = engine.review(merge.id, "accept")
+    assert accepted.action == "consolidated" and "consolidate rollback r_" in accepted.reason
+    statuses = {engine.get(ids[n]).status for n in ("dup_a", "dup_b")}
+    assert statuses == {"active", "superseded"}
+    again = idle_cards(engine)
+    assert again == []  # neither question is asked twice
+
+
+def test_the_daemon_looks_only_when_quiet_and_due(store):
+    from mnemoweave.daemon import idle
+    from mnemoweave.daemon.routes import Context
+
+    engine, _ = store
+    work = idle.IdleWork(Context(engine), enabled=True)
+    work.tick(idle.QUIET_SECONDS - 1, now=1000.0)
+    assert work.thread is None  # not quiet long enough
+    work.tick(idle.QUIET_SECONDS, now=1000.0)
+    work.thread.join(timeout=60)
+    assert len(engine.pending(None)) == 2
+    assert work.run() == []  # a proposal was made today: not due again
+    off = idle.IdleWork(Context(engine), enabled=False)
+    off.tick(10 * idle.QUIET_SECONDS, now=5000.0)
+    assert off.thread is None

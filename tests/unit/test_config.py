@@ -20,3 +20,16 @@ def test_bad_config_is_reported_by_name(mnemoweave_home, text):
     (mnemoweave_home / "config.toml").write_text(text)
     with pytest.raises(InvalidInput, match="config.toml|trash_days"):
         load_config()
+
+
+def test_a_switch_reads_true_or_false_from_the_file_or_the_environment(
+    mnemoweave_home, monkeypatch
+):
+    mnemoweave_home.mkdir(parents=True)
+    (mnemoweave_home / "config.toml").write_text("consolidate_idle = false\n")
+    assert load_config().consolidate_idle is False
+    monkeypatch.setenv("MNEMOWEAVE_CONSOLIDATE_IDLE", "on")
+    assert load_config().consolidate_idle is True
+    monkeypatch.setenv("MNEMOWEAVE_CONSOLIDATE_IDLE", "maybe")
+    with pytest.raises(InvalidInput, match="consolidate_idle: expected true or false"):
+        load_config()

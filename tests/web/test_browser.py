@@ -13,6 +13,10 @@ from typing import Any
 from webui import MEMORIES, NAV, PAGES, PROJECT, SEARCHES, UI, WAIT_MS, Watch, over_tcp, screenshot
 
 SETTLED_WITHIN = 15.0  # seconds a write may take to show in the store
+CLASH = {  # a memory, and a decision that updates it (a card its acceptance clashes with)
+    "memory": "The docs site is built with MkDocs 1.4.",
+    "turn": "We decided to build the docs site with MkDocs 1.6 instead.",
+}
 
 
 def expect() -> Any:
@@ -210,3 +214,29 @@ def test_pages_load_without_console_errors_or_csp_violations(
     expect()(page.locator("[data-test=memory-body]")).to_have_text(MEMORIES["zh"])
     assert watch.problems(page) == []
     assert watch.dialogs == []
+
+
+def test_a_card_that_clashes_is_held_beside_the_memory_and_replaces_it(
+    page: Any, ui: UI, watch: Watch
+) -> None:
+    old = ui.call("POST", "/v1/memories", {"text": CLASH["memory"], "project": PROJECT})["id"]
+    ui.call(
+        "POST",
+        "/v1/turns",
+        {"session": "web-clash", "role": "user", "text": CLASH["turn"], "project": PROJECT},
+    )
+    (card,) = [c["id"] for c in ui.call("POST", "/v1/distill", {"session": "web-clash"})]
+    open_page(page, "review")
+    row = page.locator(f"[data-test=card-row][data-id={card}]")
+    row.locator("[data-test=accept]").click()
+    clash = row.locator(f"[data-test=clash][data-id={old}]")
+    expect()(clash).to_contain_text(CLASH["memory"])  # held: both texts side by side
+    assert ui.call("GET", f"/v1/records/{card}")["status"] == "pending"
+    clash.locator("[data-test=replace]").click()
+    expect()(row).to_have_count(0)
+    accepted = eventually(
+        lambda: (c := ui.call("GET", f"/v1/records/{card}"))["status"] == "accepted" and c,
+        f"{card} accepted",
+    )
+    retired = ui.call("GET", f"/v1/records/{old}")
+    assert (retired["status"], retired["superseded_by"]) == ("superseded", accepted["memory_id"])

@@ -181,6 +181,13 @@ def _ui_login(ctx: Context, code: str) -> dict[str, str]:
     return signed
 
 
+def _weave(ctx: Context, **arguments: Any) -> Any:
+    """The weave answers first: what it records (the lines a session received) is written
+    once the answer is sent, as for the hooks."""
+    with ctx.engine.deferring(ctx.defer):
+        return ctx.engine.weave(**arguments)
+
+
 def _classify(ctx: Context, text: str, role: str = "user") -> Any:
     if not text.strip():
         raise InvalidInput("nothing to classify: the text is empty")
@@ -255,7 +262,7 @@ ROUTES: list[Route] = [
               "The context for the next model turn: scene, knowledge and nudge tiers.",
               {"query": STR, "session": OPT_STR, "project": OPT_STR, "budget": OPT_INT,
                "record": BOOL},
-              ("query",), ref("Weave")),
+              ("query",), ref("Weave"), _weave),
     operation("POST", "/v1/search", "search",
               "Hybrid search over memories and/or raw turns, best first.",
               {"query": STR, "k": OPT_INT, "project": OPT_STR, "kind": OPT_KIND,
@@ -364,8 +371,9 @@ ROUTES: list[Route] = [
               "Propose a consolidation run (duplicates, conflicts, chains, stale); changes no"
               " memory.", {"project": OPT_STR, "since": STR, "now": OPT_NUM}, returns=OBJECT),
     operation("POST", "/v1/consolidate/{run}/apply", "consolidate_apply",
-              "Apply a run's items (all, or `only` those); refused when a memory changed.",
-              {"run": STR, "only": STRS}, ("run",), OBJECT),
+              "Apply a run's items not applied yet (all, or `only` those; `settle`: a conflict"
+              " keeps the newer memory); refused when a memory changed.",
+              {"run": STR, "only": STRS, "settle": BOOL}, ("run",), OBJECT),
     operation("POST", "/v1/consolidate/{run}/rollback", "consolidate_rollback",
               "Write back everything an applied run changed.", {"run": STR}, ("run",), OBJECT),
     operation("POST", "/v1/import", "import_records",

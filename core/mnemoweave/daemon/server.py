@@ -34,6 +34,7 @@ from ..model import Turn
 from ..private import make_dir
 from ..secrets import redact
 from . import tcp, web
+from .idle import IdleWork
 from .process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
 from .routes import ApiError, Context, respond
 
@@ -441,10 +442,13 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
             if state.tcp:
                 echo(f"serving http://{state.tcp} (bearer token in {tcp.token_path(home)})")
             idle_limit = config.daemon_idle_minutes * 60
+            idle_work = IdleWork(ctx, config.consolidate_idle)
             while not stop.reason:
                 time.sleep(TICK)
-                if idle_limit > 0 and state.idle_seconds() >= idle_limit:
+                quiet = state.idle_seconds()
+                if idle_limit > 0 and quiet >= idle_limit:
                     stop.reason = f"idle for {config.daemon_idle_minutes:g} minutes"
+                idle_work.tick(quiet)
             log.info("%s: stopping", stop.reason)
         finally:
             _stop_proxy(proxy)

@@ -26,6 +26,7 @@ def from_row(row: sqlite3.Row) -> Card:
         decided=row["decided"],
         memory_id=None if row["memory_id"] is None else f"m_{row['memory_id']}",
         conflicts=tuple(json.loads(row["conflicts"])),
+        proposal=row["proposal"],
     )
 
 
@@ -53,6 +54,25 @@ def insert(
         "INSERT INTO cards (topic, summary, suggested_kind, evidence, confidence, project,"
         " created) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (topic, summary, suggested_kind, json.dumps(list(evidence)), confidence, project, now),
+    )
+    return inserted_id(cur)
+
+
+def insert_proposal(
+    db: sqlite3.Connection, *, summary: str, kind: str, project: str, now: float, proposal: str
+) -> int | None:
+    """A pending card that asks to apply one consolidation item (`proposal`: "r_N ITEM"),
+    unless a card (pending or decided) already asked it for the same memories (`summary`)."""
+    asked = db.execute(
+        "SELECT 1 FROM cards WHERE proposal != '' AND summary = ? AND project = ?",
+        (summary, project),
+    ).fetchone()
+    if asked:
+        return None
+    cur = db.execute(
+        "INSERT INTO cards (topic, summary, suggested_kind, evidence, confidence, project,"
+        " created, proposal) VALUES ('', ?, ?, '[]', 1.0, ?, ?, ?)",
+        (summary, kind, project, now, proposal),
     )
     return inserted_id(cur)
 

@@ -28,3 +28,8 @@ def mark(db: sqlite3.Connection, run: int, state: str, applied: list[str]) -> No
         "UPDATE consolidations SET state = ?, applied = ? WHERE id = ?",
         (state, json.dumps(applied), run),
     )
+
+
+def latest(db: sqlite3.Connection) -> float | None:
+    """When the newest run was proposed (None: never)."""
+    return db.execute("SELECT max(created) FROM consolidations").fetchone()[0]

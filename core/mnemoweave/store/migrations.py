@@ -292,9 +292,10 @@ def m012_injections(db: sqlite3.Connection) -> None:
 
 def m013_consolidation(db: sqlite3.Connection) -> None:
     """Consolidation runs: a proposal (its items and what each memory looked like when it
-    was made), then what was applied and whether it was rolled back; and the memories a
-    card clashes with, when its acceptance was held."""
+    was made), then what was applied and whether it was rolled back; the memories a card
+    clashes with, when its acceptance was held; and the consolidation item a card proposes."""
     db.execute("ALTER TABLE cards ADD COLUMN conflicts TEXT NOT NULL DEFAULT '[]'")
+    db.execute("ALTER TABLE cards ADD COLUMN proposal TEXT NOT NULL DEFAULT ''")
     db.execute(
         """
         CREATE TABLE consolidations (

@@ -151,6 +151,7 @@ const LABELS = {
     clashesWith: "Its memory would clash with",
     acceptReplacing: "Accept, retiring {0}",
     keepBoth: "Keep both",
+    proposal: "Tidy-up {0}: accepting applies it (undo: consolidate rollback)",
     acceptSelected: "Accept selected ({0})",
     rejectSelected: "Reject selected ({0})",
     accept: "Accept",
@@ -283,6 +284,7 @@ const LABELS = {
     clashesWith: "它与这条记忆冲突",
     acceptReplacing: "接受并取代 {0}",
     keepBoth: "两条都保留",
+    proposal: "整理建议 {0}：接受即执行（可用 consolidate rollback 撤销）",
     acceptSelected: "接受所选（{0}）",
     rejectSelected: "拒绝所选（{0}）",
     accept: "接受",
@@ -1210,14 +1212,16 @@ function CardRow({ card, focused, selected, editing, summary, edited, scope, bus
           ${card.topic && html`<span>${t("topic")}: ${card.topic}</span>`}
         </div>
         <div class="actions">
-          <label class="scope">${t("scope")}
-            <select data-test="scope" value=${scope} onClick=${(e) => e.stopPropagation()}
-              onChange=${(e) => handlers.setScope(card.id, e.target.value)}>
-              <${ProjectOptions} extra=${[card.project]} />
-            </select>
-          </label>
+          ${card.proposal
+            ? html`<span class="muted small">${t("proposal", card.proposal)}</span>`
+            : html`<label class="scope">${t("scope")}
+                <select data-test="scope" value=${scope} onClick=${(e) => e.stopPropagation()}
+                  onChange=${(e) => handlers.setScope(card.id, e.target.value)}>
+                  <${ProjectOptions} extra=${[card.project]} />
+                </select>
+              </label>`}
           <span class="spacer"></span>
-          ${!editing && html`<button class="small" data-test="edit" onClick=${(e) => {
+          ${!editing && !card.proposal && html`<button class="small" data-test="edit" onClick=${(e) => {
             e.stopPropagation();
             handlers.startEdit(card.id);
           }}>${t("edit")}</button>`}

@@ -1,0 +1,54 @@
+"""What the daemon does while nobody asks anything of it: once a day, after a quiet spell,
+a consolidation proposal whose clusters and clashes become review cards
+(consolidate.idle_cards). Nothing is applied: a person or the agent decides each card.
+Off with `consolidate_idle = false`."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from .routes import Context
+
+log = logging.getLogger("mnemoweave.daemon")
+QUIET_SECONDS = 120.0  # how long without a request before the daemon looks
+EVERY_SECONDS = 86400.0  # at most one proposal a day (the store remembers the last one)
+LOOK_EVERY = 60.0  # how often a quiet daemon checks whether one is due
+
+
+class IdleWork:
+    def __init__(self, ctx: Context, enabled: bool) -> None:
+        self.ctx, self.enabled = ctx, enabled
+        self._looked = 0.0
+        self._busy = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def tick(self, idle_seconds: float, now: float | None = None) -> None:
+        """Called by the daemon's main loop: start a look when quiet long enough."""
+        now = time.monotonic() if now is None else now
+        if not self.enabled or idle_seconds < QUIET_SECONDS or now - self._looked < LOOK_EVERY:
+            return
+        self._looked = now
+        if self._busy.locked():
+            return
+        self.thread = threading.Thread(target=self.run, name="idle", daemon=True)
+        self.thread.start()
+
+    def run(self) -> list[str]:
+        """Propose and make cards when due; the ids of the cards made (logged)."""
+        from ..consolidate import idle_cards, idle_due
+
+        with self._busy:
+            try:
+                with self.ctx.lock:
+                    engine: Any = self.ctx.engine
+                    if not idle_due(engine, time.time(), EVERY_SECONDS):
+                        return []
+                    made = idle_cards(engine)
+            except Exception:
+                log.exception("the idle consolidation failed")
+                return []
+        log.info("idle consolidation: %d card(s) to review", len(made))
+        return made
