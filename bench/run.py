@@ -38,7 +38,7 @@ BENCHMARKS = (
     "e2e",
     "gate",
     "ui",
-    "backup",
+    "upkeep",
     "conflicts",
     "proxy",
 )

@@ -102,10 +102,12 @@ def render(tiers: dict[str, list[Line]]) -> str:
     return "\n".join([OPEN, *body, CLOSE]) if body else ""
 
 
-def assemble(blocks: Iterable[Block], budget: int) -> Weave:
-    """Keep the most valuable lines that fit in `budget` tokens; stable for equal input."""
+def fill_order(blocks: Iterable[Block]) -> list[tuple[str, int, Line]]:
+    """Every line the weave may keep, as (tier, position in its blocks, line), in the order
+    the budget goes to them: tier by tier (FILL_ORDER), the most valuable first; a text
+    said twice is kept where it comes first."""
     pool: dict[str, list[tuple[float, int, Line]]] = {tier: [] for tier in TIERS}
-    seen: set[str] = set()  # a text said once is enough (in the tier that fills first)
+    seen: set[str] = set()
     position = 0
     for block in sorted(blocks, key=lambda b: (FILL_ORDER.index(b.tier), -b.priority, b.source)):
         for line in block.lines:
@@ -115,15 +117,24 @@ def assemble(blocks: Iterable[Block], budget: int) -> Weave:
             seen.add(key)
             pool[block.tier].append((block.priority + line.score, position, line))
             position += 1
+    return [
+        (tier, order, line)
+        for tier in FILL_ORDER
+        for _, order, line in sorted(pool[tier], key=lambda item: (-item[0], item[1]))
+    ]
+
+
+def assemble(blocks: Iterable[Block], budget: int) -> Weave:
+    """Keep the lines that fit in `budget` tokens, in fill order (a line too long for what
+    is left is skipped, and shorter ones after it may still fit); stable for equal input."""
     kept: dict[str, list[tuple[int, Line]]] = {tier: [] for tier in TIERS}
     used = estimate_tokens(OPEN) + estimate_tokens(CLOSE) + 2
-    for tier in FILL_ORDER:
+    for tier, order, line in fill_order(blocks):
         header = estimate_tokens(f"## {tier}") + 1
-        for _, order, line in sorted(pool[tier], key=lambda item: (-item[0], item[1])):
-            cost = estimate_tokens(render_line(line)) + 1 + (0 if kept[tier] else header)
-            if used + cost <= budget:
-                kept[tier].append((order, line))
-                used += cost
+        cost = estimate_tokens(render_line(line)) + 1 + (0 if kept[tier] else header)
+        if used + cost <= budget:
+            kept[tier].append((order, line))
+            used += cost
     tiers = {
         tier: [line for _, line in sorted(kept[tier], key=lambda item: item[0])]
         for tier in TIERS

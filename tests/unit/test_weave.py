@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from mnemoweave.model import TIERS, Block, Line
 from mnemoweave.text import estimate_tokens
-from mnemoweave.weave import CLOSE, OPEN, assemble
+from mnemoweave.weave import CLOSE, OPEN, assemble, fill_order
 
 fragments = st.sampled_from(
     list("abc xyz<>/\"'\n") + list("中文注释记忆") + ["</memory>", "<memory>", "ignore", "  "]
@@ -53,13 +53,20 @@ def test_weave_never_exceeds_budget_and_keeps_its_shape(blocks, budget):
         assert line.startswith("## ") or re.match(r'^- (\[\w+\] )?".*" \(m_\d+', line), line
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(blocks=blocks, small=st.integers(1, 200), extra=st.integers(0, 300))
-def test_a_larger_budget_keeps_at_least_as_much(blocks, small, extra):
-    def count(woven):
-        return sum(len(lines) for lines in woven.tiers.values())
+def test_a_larger_budget_never_prefers_a_less_valuable_line(blocks, small, extra):
+    """Both budgets decide line by line in fill order; where they first differ, the larger
+    one keeps the line the smaller had no room for (it may then have no room for some
+    shorter ones after it: a larger budget can show fewer, never worse-ranked, lines)."""
 
-    assert count(assemble(blocks, small + extra)) >= count(assemble(blocks, small))
+    def kept(budget):
+        woven = assemble(blocks, budget)
+        return [line in woven.tiers.get(tier, ()) for tier, _, line in fill_order(blocks)]
+
+    more, less = kept(small + extra), kept(small)
+    differ = [i for i, (a, b) in enumerate(zip(more, less, strict=True)) if a != b]
+    assert not differ or (more[differ[0]] and not less[differ[0]])
 
 
 def test_mixed_text_counts_cjk_per_character():

@@ -1,4 +1,4 @@
-"""The backup benchmark at a tiny size (lexical-only): the code the 10,000-memory run uses."""
+"""The upkeep benchmark at a tiny size (lexical-only): the code the 10,000-memory run uses."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-import backup
+import upkeep
 
 
 def test_sizes_are_sorted_and_checked() -> None:
-    assert backup.sizes("10000, 100") == [100, 10000]
+    assert upkeep.sizes("10000, 100") == [100, 10000]
     with pytest.raises(SystemExit, match="positive sizes"):
-        backup.sizes("0")
+        upkeep.sizes("0")
 
 
 def test_a_tiny_run_backs_up_and_restores_every_memory(
@@ -21,12 +21,13 @@ def test_a_tiny_run_backs_up_and_restores_every_memory(
 ) -> None:
     mnemoweave_home.mkdir()  # run.py makes the run's data dir; here the test does
     args = argparse.Namespace(sizes="60", embedder="none", models=tmp_path / "no-models")
-    report = backup.run(args)
+    report = upkeep.run(args)
     one = report["60"]
     assert one["memories"] == one["restored_memories"] == 60
-    assert 0 < one["backup_seconds"] < backup.TARGET_SECONDS and one["restore_seconds"] > 0
+    assert 0 < one["backup_seconds"] < upkeep.TARGET_SECONDS and one["restore_seconds"] > 0
     assert one["backup_mb"] > 0 and one["restore_doctor_ok"]
     assert one["restore_retrieval"].startswith("lexical-only")
-    assert report["backup_within_target"] is True
+    assert report["backup_within_target"] is True and report["propose_within_target"] is True
+    assert one["propose_seconds"] > 0 and one["proposed_items"] >= 0
     left = [p.name for p in mnemoweave_home.iterdir()]
     assert left in ([], ["cache"]), left  # the run's stores are gone (jieba's cache stays)
