@@ -42,10 +42,12 @@ def test_a_write_must_be_json_from_the_listeners_own_origin():
 
 
 def test_every_label_of_the_page_exists_in_english_and_chinese():
-    script = (Path(web.__file__).parents[1] / "web" / "app.js").read_text(encoding="utf-8")
+    page = Path(web.__file__).parents[1] / "web"
+    script = (page / "labels.js").read_text(encoding="utf-8")
     labels = script[script.index("const LABELS = {") : script.index("\n};\n")]
     english, chinese = labels.split("\n  zh: {")
     keys = [set(re.findall(r"^    (\w+):", part, re.M)) for part in (english, chinese)]
     assert len(keys[0]) > 100 and keys[0] == keys[1], keys[0] ^ keys[1]
-    used = set(re.findall(r'\bt\("(\w+)"', script))
+    modules = [path.read_text(encoding="utf-8") for path in page.glob("*.js")]
+    used = {key for text in modules for key in re.findall(r'\bt\("(\w+)"', text)}
     assert used <= keys[0], used - keys[0]
