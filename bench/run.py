@@ -41,6 +41,7 @@ BENCHMARKS = (
     "upkeep",
     "conflicts",
     "proxy",
+    "team",
 )
 # A benchmark whose module has another name (tests/e2e is a package of its own).
 MODULES = {"e2e": "reach"}

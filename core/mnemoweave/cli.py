@@ -159,7 +159,7 @@ def remember(
 @click.option(
     "--in",
     "source",
-    type=click.Choice(["memories", "turns", "all"]),
+    type=click.Choice(["memories", "turns", "team", "all"]),
     default="memories",
     show_default=True,
     help="What to search.",
@@ -491,5 +491,6 @@ from . import (  # noqa: E402,F401  (their commands)
     cli_project,
     cli_proxy,
     cli_review,
+    cli_team,
     cli_threads,
 )

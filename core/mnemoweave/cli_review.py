@@ -75,6 +75,7 @@ def distill(
 @click.option("--title", help="accept: a short title.")
 @click.option("--replaces", metavar="ID", help="accept: the memory it retires (superseded).")
 @click.option("--keep-both", is_flag=True, help="accept: keep it beside a memory it clashes with.")
+@click.option("--share", is_flag=True, help="accept: share the memory with the team.")
 @click.option("--why", default="", help="reject: the reason, kept with the card.")
 @rescope_options
 @json_option
@@ -86,6 +87,7 @@ def review(
     title: str | None,
     replaces: str | None,
     keep_both: bool,
+    share: bool,
     why: str,
     project: str | None,
     as_json: bool,
@@ -98,11 +100,12 @@ def review(
             raise InvalidInput("--why goes with reject")
         options: dict[str, Any] = {"kind": kind, "summary": summary, "title": title}
         options |= {"project": project, "replaces": replaces, "keep_both": keep_both}
+        options |= {"share": True} if share else {}
     else:
-        if kind or summary or title or replaces or keep_both or project is not None:
+        if kind or summary or title or replaces or keep_both or share or project is not None:
             raise InvalidInput(
-                "--kind, --summary, --title, --replaces, --keep-both, --project and --global"
-                " go with accept"
+                "--kind, --summary, --title, --replaces, --keep-both, --share, --project and"
+                " --global go with accept"
             )
         options = {"why": why}
     with _engine() as engine:

@@ -97,6 +97,20 @@ class Config:
     """Loopback port of `mnemoweave proxy` when --port is not given (0: any free port)."""
     proxy_token: str = ""
     """Token local clients of `mnemoweave proxy` must send in X-Mnemoweave-Token ("": none)."""
+    team_url: str = ""
+    """The team's Chroma server, e.g. https://memory.example.com ("": no team)."""
+    team_token: str = ""
+    """Bearer token for `team_url` (sent to that server only)."""
+    team_name: str = ""
+    """The team: its memories live in the server's collection `team-NAME`."""
+    team_projects: tuple[str, ...] = ()
+    """Project keys whose every memory is shared with the team (env: comma-separated)."""
+    team_author: str = ""
+    """The author shown on what you share ("": `git config user.email`)."""
+    team_sync_seconds: float = 60.0
+    """How often the daemon pulls the team's memories and pushes yours (also at a session start)."""
+    team_allow_insecure: bool = False
+    """Allow a plain-http team_url that is not loopback (the token then travels in clear)."""
 
     def models(self) -> list[str]:
         """The embedding models in use, main then second; none when lexical-only."""
@@ -116,6 +130,11 @@ _BOOLS |= {"false": False, "0": False, "no": False, "off": False}
 
 
 def _coerce(name: str, value: Any, kind: type) -> Any:
+    if kind is tuple:  # a list of strings: a TOML array, or comma-separated text (env)
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+            raise InvalidInput(f"setting {name}: expected a list of strings, got {value!r}")
+        return tuple(item.strip() for item in items if item.strip())
     if kind is bool and not isinstance(value, bool):
         if str(value).strip().lower() not in _BOOLS:
             raise InvalidInput(f"setting {name}: expected true or false, got {value!r}")
@@ -159,4 +178,6 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
         raise InvalidInput(
             f"setting proxy_port: use a port 1-65535 (or 0 for any), got {typed['proxy_port']}"
         )
+    if typed.get("team_sync_seconds", 60.0) <= 0:
+        raise InvalidInput("setting team_sync_seconds: use a number of seconds above 0")
     return replace(Config(), **typed)

@@ -44,7 +44,7 @@ from .writes import (
     from_fields,
 )
 
-SOURCES = ("memories", "turns", "all")
+SOURCES = ("memories", "turns", "team", "all")  # team: the team mirror (team/)
 RESETS = ("compact", "clear")  # session start sources after which the host's context is new
 MAX_K = 1000  # hits one search returns at most (each channel looks at a multiple of it)
 log = logging.getLogger("mnemoweave")
@@ -377,6 +377,10 @@ class Engine:
             hits += retriever.search("memories", query, k, scope, kind, mode)
         if source in ("turns", "all") and kind is None:
             hits += retriever.search("turns", query, k, scope, None, mode, exclude_session)
+        if source in ("team", "all") and self.config.team_url:
+            from .team.search import hits as team_hits
+
+            hits += team_hits(self, query, k, scope, kind, mode)
         hits.sort(key=lambda hit: -hit.score)
         hits = hits[:k]
         if touch:
@@ -442,6 +446,8 @@ class Engine:
     consolidate_rollback = Delegated("consolidate.rollback")
     sessions = Delegated("timeline.sessions")
     injections = Delegated("timeline.injections")
+    team_status = Delegated("team.sync.status")  # team memory (team/): its server and state
+    team_sync = Delegated("team.sync.sync")  # push what is queued, pull into the mirror
 
     # --- files and index ------------------------------------------------------------------
 

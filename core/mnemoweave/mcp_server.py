@@ -323,7 +323,7 @@ def build(project: str | None = None) -> MemoryServer:
         query: str,
         k: Limit = 5,
         kind: Kind | None = None,
-        source: Literal["memories", "turns", "all"] = "memories",
+        source: Literal["memories", "turns", "team", "all"] = "memories",
         scope: Literal["project", "all"] = "project",
         compact: bool = False,
     ) -> str:

@@ -25,6 +25,7 @@ BUILTIN_PLUGINS = (
     "mnemoweave.classify",
     "mnemoweave.distill",
     "mnemoweave.weave",
+    "mnemoweave.team.plugin",
 )  # the built-in hosts join when they are first asked for (adapters.hosts)
 _FAILURES = "_mnemoweave_failures"
 _REGISTRIES = "_mnemoweave_registries"

@@ -18,6 +18,7 @@ from .model import Card, Turn, check_kind, parse_id
 from .store import audit
 from .store import cards as cards_table
 from .store import memories as memories_table
+from .store import team as team_table
 from .store import turns as turns_table
 from .store.db import transaction
 from .text import clean
@@ -54,6 +55,7 @@ def accept(
     project: str | None = None,
     replaces: str | None = None,
     keep_both: bool = False,
+    share: bool = False,
     actor: str = "agent",
 ) -> Written:
     """Promote a pending card to a memory (with its evidence), in the card's scope unless
@@ -62,7 +64,8 @@ def accept(
     A card whose memory would conflict with, or update, an active memory of its scope is
     held instead: it stays pending, naming those memories (`conflicts`), until it is
     accepted again with `replaces` (that memory is superseded by the new one, in the same
-    transaction) or `keep_both`."""
+    transaction) or `keep_both`. `share`: the memory is shared with the team (team/), in
+    that transaction; a global memory never is."""
     card = _pending_card(engine, ref)
     if card.proposal:
         return _accept_proposal(engine, card, actor)
@@ -80,6 +83,9 @@ def accept(
     )
     if draft is None:
         raise InvalidInput("the summary holds only private content: nothing to remember")
+    if share and (not engine.config.team_url or not draft.project):
+        why = "no team_url is set" if not engine.config.team_url else "the memory is global"
+        raise InvalidInput(f"--share: {why} (only project memories are shared with a team)")
     if replaces is not None:
         _active_memory(engine, replaces)
     elif not keep_both:
@@ -106,6 +112,9 @@ def accept(
                 actor,
             )
             after["replaces"] = replaces
+        if share:
+            team_table.mark_shared(db, [int(memory[2:])], time.time())
+            after["shared"] = True
         audit.record(db, "accept", ref, {"status": "pending"}, after, actor)
 
     written = engine.write_memories([draft], actor, then=decide)[0]

@@ -195,7 +195,7 @@ def _classify(ctx: Context, text: str, role: str = "user") -> Any:
 
 
 _REVIEW_OPTIONS = {
-    "accept": {"kind", "summary", "title", "project", "replaces", "keep_both"},
+    "accept": {"kind", "summary", "title", "project", "replaces", "keep_both", "share"},
     "reject": {"why"},
 }
 
@@ -266,7 +266,7 @@ ROUTES: list[Route] = [
     operation("POST", "/v1/search", "search",
               "Hybrid search over memories and/or raw turns, best first.",
               {"query": STR, "k": OPT_INT, "project": OPT_STR, "kind": OPT_KIND,
-               "source": one_of("memories", "turns", "all"),
+               "source": one_of("memories", "turns", "team", "all"),
                "mode": one_of("hybrid", "lexical", "dense"), "touch": BOOL,
                "exclude_session": OPT_STR},
               ("query",), array(ref("Hit"))),
@@ -316,10 +316,10 @@ ROUTES: list[Route] = [
               "Accept a pending card (kind, summary, title, project: its scope, '' for"
               " global) or reject it (why). An acceptance that would clash with an active"
               " memory is held (action `held`, the card names it in `conflicts`) until it"
-              " comes with `replaces` (that memory is superseded) or `keep_both`.",
+              " comes with `replaces` (that memory is superseded) or `keep_both`; `share`: team.",
               {"ref": ID, "decision": one_of("accept", "reject"), "kind": OPT_KIND,
                "summary": OPT_STR, "title": OPT_STR, "project": OPT_STR,
-               "replaces": OPT_STR, "keep_both": BOOL, "why": STR},
+               "replaces": OPT_STR, "keep_both": BOOL, "share": BOOL, "why": STR},
               ("ref", "decision"), WRITTEN, _review),
     operation("POST", "/v1/memories/{ref}/feedback", "feedback",
               "useful / wrong move a memory's weight; outdated retires it.",

@@ -33,7 +33,7 @@ from ..config import load_config
 from ..model import Turn
 from ..private import make_dir
 from ..secrets import redact
-from . import tcp, web
+from . import tcp, team, web
 from .idle import IdleWork
 from .process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
 from .routes import ApiError, Context, respond
@@ -436,6 +436,7 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
         mending = threading.Thread(target=_mend, args=(ctx, stop), name="mend")
         mending.start()
         proxy = _start_proxy(home, config)
+        team_sync = team.start(ctx, config)  # pulls and pushes off every request's path
         try:
             log.info("serving %s (pid %d)", where, os.getpid())
             echo(f"serving {where} (pid {os.getpid()})")
@@ -451,6 +452,8 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
                 idle_work.tick(quiet)
             log.info("%s: stopping", stop.reason)
         finally:
+            if team_sync is not None:
+                team_sync.stop()
             _stop_proxy(proxy)
             listeners.close(where)
             mending.join()

@@ -311,6 +311,37 @@ def m013_consolidation(db: sqlite3.Connection) -> None:
     )
 
 
+def m014_team(db: sqlite3.Connection) -> None:
+    """Team memory (team/): memories marked shared, what this member published (so a
+    change or a forget travels), the local mirror of the team's memories with its full-text
+    index, and the sync's state (cursors, last sync, last error)."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE team_shared (memory_id INTEGER PRIMARY KEY, since REAL NOT NULL);
+        CREATE TABLE team_published (
+            memory_id INTEGER PRIMARY KEY,
+            cid TEXT NOT NULL,
+            updated REAL NOT NULL
+        );
+        CREATE TABLE team_mirror (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            cid TEXT NOT NULL UNIQUE,
+            project TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            authors TEXT NOT NULL,
+            created REAL NOT NULL,
+            updated REAL NOT NULL
+        );
+        CREATE INDEX team_mirror_project ON team_mirror (project);
+        CREATE VIRTUAL TABLE team_mirror_fts
+            USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2');
+        CREATE TABLE team_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
@@ -325,6 +356,7 @@ MIGRATIONS: list[Migration] = [
     m011_skill_queue,
     m012_injections,
     m013_consolidation,
+    m014_team,
 ]
 
 

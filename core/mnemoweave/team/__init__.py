@@ -1,0 +1,8 @@
+"""Team memory on a Chroma server: what a member shares, how it travels, how it is read.
+
+`server.py` (the team's collection), `outbox.py` (publishing and retracting),
+`mirror.py` (the local copy hooks read), `sync.py` (one sync, its state and `status`),
+`search.py` and `plugin.py` (team hits in search and team lines in the weave), `gate.py`
+(`mnemoweave team serve`: Chroma behind a token check). Importing this package loads
+nothing: chromadb is imported when a server is first used.
+"""

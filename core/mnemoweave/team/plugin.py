@@ -1,0 +1,59 @@
+"""The built-in team plugin: team lines in the weave, and a sync woken at a session start.
+
+Team lines come from the mirror (team/search.py), pass the same relevance gate as own
+memories (relevance.py), are labelled with their authors, and sit in a knowledge block
+just below the own memories' (TEAM_PRIORITY): for equal relevance an own memory is kept
+first, and a team line above snippets of past sessions.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from ..hookspecs import hookimpl
+from ..model import Block, Line, SessionEvent
+from ..relevance import Gate
+from ..weave import KNOWLEDGE_K, MEMORY_FIRST
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+TEAM_PRIORITY = MEMORY_FIRST - 0.01
+
+
+@hookimpl
+def weave_blocks(engine: Engine, query: str, project: str | None) -> list[Block]:
+    if not engine.config.team_url or not query.strip():
+        return []
+    found = engine.search(query, k=KNOWLEDGE_K, project=project, source="team", touch=False)
+    if not found:
+        return []
+    gate = Gate(engine, query, "memories")
+    scored = [(hit, gate.score(gate.signals(hit.text, hit.extra["explain"]))) for hit in found]
+    config = engine.config
+    if not any(score >= config.weave_gate for _, score in scored):
+        return []
+    threshold = min(config.weave_line_gate, config.weave_gate)
+    now = time.time()
+    lines = [
+        Line(
+            hit.text,
+            hit.id,
+            now - hit.created,
+            score,
+            f"{hit.kind} · team · {', '.join(hit.extra['authors'])}",
+        )
+        for hit, score in scored
+        if score >= threshold
+    ]
+    return [Block("knowledge", tuple(lines), "mnemoweave:team", TEAM_PRIORITY)] if lines else []
+
+
+@hookimpl
+def on_session_start(event: SessionEvent, engine: Engine) -> None:
+    """A new session pulls the team's latest (the daemon's sync thread, never this call)."""
+    if engine.config.team_url:
+        from .sync import waker
+
+        waker(engine.home).set()

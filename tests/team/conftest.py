@@ -1,0 +1,31 @@
+"""Fixtures: built models, and a team server on a free port killed at the end."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from team_servers import Server, free_port
+
+BUILT = os.environ.get("MNEMOWEAVE_MODELS", "")  # the caller's models, read before the
+# autouse fixture (../../conftest.py) clears MNEMOWEAVE_* for the test
+
+
+@pytest.fixture
+def models(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Built models: the caller's MNEMOWEAVE_MODELS when it holds use-m3, else built."""
+    if BUILT and (Path(BUILT) / "use-m3").is_dir():
+        monkeypatch.setenv("MNEMOWEAVE_MODELS", BUILT)
+        return Path(BUILT)
+    return request.getfixturevalue("real_models")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    team = Server(tmp_path / "server-data", free_port()).start()
+    try:
+        yield team
+    finally:
+        team.stop()

@@ -1,0 +1,103 @@
+"""Team memory in the daemon: the background sync, woken by a session start, and hooks that
+read the mirror only (a wrong token leaves them as they were)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from team_servers import MemberDaemon, Server, clone, member
+from test_team import ASK, OWN, PITFALL, accept_shared
+
+from mnemoweave import Engine
+from mnemoweave.projects import project_from_cwd
+
+SYNCED_WITHIN = 30.0
+
+
+def prompt(session: str, cwd: Path, text: str) -> dict:
+    return {
+        "session_id": session,
+        "cwd": str(cwd),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": text,
+        "transcript_path": "",
+        "permission_mode": "default",
+    }
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = os.environ | {"MNEMOWEAVE_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "mnemoweave", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def hook(daemon: MemberDaemon, event: str, payload: dict) -> str:
+    return str(daemon.call("POST", f"/v1/hooks/claude-code/{event}", {"payload": payload}))
+
+
+@pytest.fixture
+def short(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("tm")  # a socket path must stay short
+
+
+def test_a_session_start_pulls_what_a_shared(server: Server, short: Path, models: Path):
+    checkout = clone(short, "b")
+    project = project_from_cwd(str(checkout))
+    alice = member(short, "alice", server)
+    with Engine(alice) as a:
+        accept_shared(a, project, PITFALL)
+    assert cli(alice, "team", "sync").returncode == 0  # the CLI, in-process
+    shown = cli(alice, "team", "status")
+    assert "queued: 0" in shown.stdout and "1 record(s) on the server" in shown.stdout, shown
+    home = member(short, "bob", server)
+    with Engine(home) as b:
+        b.remember_many({"text": t, "project": project} for t in OWN)
+    daemon = MemberDaemon(home)
+    try:
+        start = {
+            "session_id": "s-b",
+            "cwd": str(checkout),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+            "transcript_path": "",
+        }
+        hook(daemon, "SessionStart", start)
+        deadline = time.monotonic() + SYNCED_WITHIN
+        while daemon.call("GET", "/v1/team")["result"]["mirrored"] < 1:
+            assert time.monotonic() < deadline, "the daemon did not sync"
+            time.sleep(0.2)
+        answer = hook(daemon, "UserPromptSubmit", prompt("s-b", checkout, ASK))
+        assert "DEPLOY_ENV" in answer and "team · alice@acme.dev" in answer
+    finally:
+        daemon.stop()
+
+
+def test_a_wrong_token_is_reported_and_hooks_still_answer(
+    server: Server, short: Path, models: Path
+):
+    checkout = clone(short, "e")
+    project = project_from_cwd(str(checkout))
+    home = member(short, "eve", server, token="not-the-token")
+    with Engine(home) as eve:
+        eve.remember_many({"text": t, "project": project} for t in [PITFALL, *OWN])
+    daemon = MemberDaemon(home)
+    try:
+        found = daemon.call("GET", "/v1/team")["result"]
+        assert found["state"] == "error" and "refused the token" in found["error"]
+        began = time.monotonic()
+        answer = hook(daemon, "UserPromptSubmit", prompt("s-e", checkout, ASK))
+        assert "DEPLOY_ENV" in answer and time.monotonic() - began < 2.0
+        shown = cli(home, "team", "status")  # through the daemon
+        assert "refused the token" in shown.stdout, shown
+    finally:
+        daemon.stop()
