@@ -28,6 +28,6 @@ def test_a_tiny_run_backs_up_and_restores_every_memory(
     assert one["backup_mb"] > 0 and one["restore_doctor_ok"]
     assert one["restore_retrieval"].startswith("lexical-only")
     assert report["backup_within_target"] is True and report["propose_within_target"] is True
-    assert one["propose_seconds"] > 0 and one["proposed_items"] >= 0
+    assert one["propose_seconds"] >= 0 and one["proposed_items"] >= 0
     left = [p.name for p in mnemoweave_home.iterdir()]
     assert left in ([], ["cache"]), left  # the run's stores are gone (jieba's cache stays)

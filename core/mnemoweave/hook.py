@@ -21,7 +21,9 @@ from . import client
 from .private import restrict
 
 # Seconds each event may spend end to end. The prompt path is the one the user waits on.
-BUDGETS = {"SessionStart": 3.0, "UserPromptSubmit": 0.25, "SessionEnd": 1.0, "PreCompact": 5.0}
+# SessionStart may wait for a cold daemon to warm up (models, index, jieba: 2-5 s on a
+# 2-core machine), once, so that the session's first prompt already gets its memory.
+BUDGETS = {"SessionStart": 8.0, "UserPromptSubmit": 0.25, "SessionEnd": 1.0, "PreCompact": 5.0}
 DEFAULT_BUDGET = 2.0
 MAX_PAYLOAD = 16 * 1024 * 1024  # bytes read from stdin; a longer payload is cut (and logged)
 SPOOL = "spool"

@@ -70,8 +70,8 @@ DESCRIPTIONS = {
         "of reference data. Hooks add it each turn; call it for another topic."
     ),
     "memory_search": (
-        "Search memories by meaning, Chinese or English (source=turns: raw past turns): ids, "
-        "kinds, scores (compact: snippets); memory_get reads one whole."
+        "Search memories by meaning, zh or en (source=turns: raw past turns): ids, kinds, "
+        "scores (compact: snippets); memory_get reads one whole."
     ),
     "memory_remember": (
         "Store a durable memory (preference, decision, fact, goal) worth keeping across "

@@ -14,11 +14,13 @@ BUDGET_MS = "5000"  # the weave's budget in these tests: a busy machine is no fa
 
 
 @pytest.fixture
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The test's data dir; a daemon a proxy woke for it is stopped when the test ends."""
     path = tmp_path_factory.mktemp("px")
     assert len(str(path / "daemon.sock")) <= 100, f"{path}: too long for a Unix socket path"
     (path / "config.toml").write_text('embedder = "none"\ndaemon_idle_minutes = 5\n')
-    return path
+    yield path
+    stop_any_daemon(path)
 
 
 @pytest.fixture

@@ -11,12 +11,13 @@ from team_servers import Server, free_port
 
 BUILT = os.environ.get("MNEMOWEAVE_MODELS", "")  # the caller's models, read before the
 # autouse fixture (../../conftest.py) clears MNEMOWEAVE_* for the test
+NEEDED = ("use-m3", "e5-small")  # the team's model, and another member's
 
 
 @pytest.fixture
 def models(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Built models: the caller's MNEMOWEAVE_MODELS when it holds use-m3, else built."""
-    if BUILT and (Path(BUILT) / "use-m3").is_dir():
+    """Built models: the caller's MNEMOWEAVE_MODELS when it holds both, else built once."""
+    if BUILT and all((Path(BUILT) / name).is_dir() for name in NEEDED):
         monkeypatch.setenv("MNEMOWEAVE_MODELS", BUILT)
         return Path(BUILT)
     return request.getfixturevalue("real_models")
