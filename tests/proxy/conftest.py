@@ -55,5 +55,7 @@ def start_proxy(home: Path, upstream: Upstream) -> Iterator[Callable[..., Proxy]
 
 
 @pytest.fixture
-def proxy(start_proxy: Callable[..., Proxy], daemon: Daemon) -> Proxy:
-    return start_proxy()
+def proxy(start_proxy: Callable[..., Proxy], daemon: Daemon) -> Iterator[Proxy]:
+    running = start_proxy()
+    yield running
+    running.stop()  # before the daemon stops: its last distill reaches that daemon
