@@ -224,12 +224,7 @@ def edit(
 ) -> Written:
     """A person rewrites an active memory in place (same id; the old text stays in the
     audit): its text, its kind when given, its title as given or else from the new text."""
-    table, rowid = parse_id(ref)
-    if table != "memory":
-        raise InvalidInput(f"{ref} is a {table}; only memories (m_N) are edited")
-    row = memories_table.get(engine.db, rowid)
-    if row is None:
-        raise NotFound(f"no memory with id {ref}")
+    row = memories_table.by_ref(engine.db, ref, "only memories (m_N) are edited")
     draft = draft_memory(
         text,
         kind=kind or row["kind"],
@@ -258,17 +253,12 @@ def feedback(engine: Engine, ref: str, verdict: str, *, actor: str = "agent") ->
     """useful / wrong scale the memory's ranking weight (bounded); outdated retires it."""
     if verdict not in VERDICTS:
         raise InvalidInput(f"unknown feedback {verdict!r}; use one of: {', '.join(VERDICTS)}")
-    table, rowid = parse_id(ref)
-    if table != "memory":
-        raise InvalidInput(f"{ref} is a {table}; feedback is for memories (m_N)")
     with transaction(engine.db) as db:
-        row = memories_table.get(db, rowid)
-        if row is None:
-            raise NotFound(f"no memory with id {ref}")
+        row = memories_table.by_ref(db, ref, "feedback is for memories (m_N)")
         if verdict != "outdated":
             low, high = WEIGHT_BOUNDS
             weight = min(high, max(low, row["weight"] * WEIGHT_STEP[verdict]))
-            memories_table.set_weight(db, rowid, weight, time.time())
+            memories_table.set_weight(db, row["id"], weight, time.time())
             audit.record(
                 db,
                 "feedback",
@@ -278,7 +268,7 @@ def feedback(engine: Engine, ref: str, verdict: str, *, actor: str = "agent") ->
                 actor,
             )
             return Written("weighted", ref, reason=f"weight {row['weight']:.2f} -> {weight:.2f}")
-        memories_table.set_status(db, rowid, "superseded", None)
+        memories_table.set_status(db, row["id"], "superseded", None)
         audit.record(
             db,
             "feedback",

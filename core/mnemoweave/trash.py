@@ -22,21 +22,13 @@ from .writes import Written, announce
 if TYPE_CHECKING:
     from .engine import Engine
 
-
-def _memory_row(db: sqlite3.Connection, ref: str) -> sqlite3.Row:
-    table, rowid = parse_id(ref)
-    if table != "memory":
-        raise InvalidInput(f"{ref} is a {table}; only memories (m_N) can be forgotten or restored")
-    row = memories_table.get(db, rowid)
-    if row is None:
-        raise NotFound(f"no memory with id {ref}")
-    return row
+ONLY = "only memories (m_N) can be forgotten or restored"
 
 
 def forget(engine: Engine, ref: str, actor: str = "user") -> Written:
     """Move a memory to the trash (restorable until purged)."""
     with transaction(engine.db) as db:
-        row = _memory_row(db, ref)
+        row = memories_table.by_ref(db, ref, ONLY)
         if row["status"] == "trashed":
             return Written("unchanged", ref, reason="already in the trash")
         memories_table.set_status(db, row["id"], "trashed", time.time())
@@ -47,7 +39,7 @@ def forget(engine: Engine, ref: str, actor: str = "user") -> Written:
 def restore(engine: Engine, ref: str, actor: str = "user") -> Written:
     """Take a memory out of the trash."""
     with transaction(engine.db) as db:
-        row = _memory_row(db, ref)
+        row = memories_table.by_ref(db, ref, ONLY)
         if row["status"] != "trashed":
             return Written("unchanged", ref, reason=f"not in the trash (status {row['status']})")
         status = "superseded" if row["superseded_by"] is not None else "active"

@@ -7,7 +7,8 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..model import Memory
+from ..errors import InvalidInput, NotFound
+from ..model import Memory, parse_id
 from ..text import language
 from . import fts
 from .db import inserted_id
@@ -52,6 +53,18 @@ def index_text(title: str, body: str, tags: Sequence[str]) -> str:
     head = title.rstrip("…").strip()
     parts = [body] if not head or body.startswith(head) else [title, body]
     return "\n".join([*parts, " ".join(tags)]).strip()
+
+
+def by_ref(db: sqlite3.Connection, ref: str, only: str) -> sqlite3.Row:
+    """The memory row `ref` (m_N) names; another kind of id is refused with `only` (what
+    the operation takes), an unknown one as not found."""
+    table, rowid = parse_id(ref)
+    if table != "memory":
+        raise InvalidInput(f"{ref} is a {table}; {only}")
+    row = get(db, rowid)
+    if row is None:
+        raise NotFound(f"no memory with id {ref}")
+    return row
 
 
 def get(db: sqlite3.Connection, mid: int) -> sqlite3.Row | None:
