@@ -52,12 +52,20 @@ START_TIMEOUT = 60.0
 CALL_TIMEOUT = 60.0
 CHUNKS = 8  # chunks of each streamed reply
 WEAVES = 50  # weave requests timed alone, after the calls
+PAUSE = 0.5  # seconds between two conversations: a real reply takes longer than the instant
+# fake one, and the turn the proxy stores after it is written meanwhile (0: back to back)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", default="10000", help="memory counts, comma-separated")
     parser.add_argument("--calls", type=int, default=200, help="timed calls per size and path")
     parser.add_argument("--warmup", type=int, default=10, help="untimed calls first, per path")
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=PAUSE,
+        help=f"seconds between conversations (default {PAUSE}; 0: back to back)",
+    )
 
 
 # --- the fake upstream (its own process) -----------------------------------------------------
@@ -189,7 +197,7 @@ def weave(home: Path, prompt: Prompt) -> float:
 
 
 def measure(
-    sizes: list[int], calls: int, warmup: int, embedder: str, models: Path
+    sizes: list[int], calls: int, warmup: int, pause: float, embedder: str, models: Path
 ) -> dict[str, Any]:
     """The whole benchmark in a temporary root, removed afterwards."""
     import httpx
@@ -217,6 +225,7 @@ def measure(
                 with httpx.Client(timeout=CALL_TIMEOUT, trust_env=False) as http:
                     for number, prompt in enumerate(rotate(asked, warmup + calls)):
                         for path, base in bases.items():
+                            time.sleep(pause)
                             ttfb, total, seen = call(http, base, prompt)
                             if number < warmup:
                                 continue
@@ -225,7 +234,10 @@ def measure(
                             woven += seen and path == "proxy"
                         if (number + 1) % 50 == 0:
                             progress(f"proxy: {number + 1}/{warmup + calls} calls")
-                weave_ms = [weave(home, prompt) for prompt in rotate(asked, WEAVES, warmup)]
+                weave_ms = []
+                for prompt in rotate(asked, WEAVES, warmup):
+                    time.sleep(pause)
+                    weave_ms.append(weave(home, prompt))
                 log = home / "logs" / "proxy.log"
                 skipped = log.read_text().count("weave skipped") if log.exists() else 0
             summary = {path: {k: percentiles(v) for k, v in t.items()} for path, t in times.items()}
@@ -244,7 +256,7 @@ def measure(
             }
         largest = report["sizes"][str(max(sizes))]["added"]["ttfb_p95"]
         return report | {
-            "calls": {"timed": calls, "warmup": warmup},
+            "calls": {"timed": calls, "warmup": warmup, "pause_seconds": pause},
             "machine": machine(),
             "targets": TARGETS,
             "meets": {"added_ttfb_p95": largest <= TARGETS["added_ttfb_p95_ms"]},
@@ -257,7 +269,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.mode != "default":
         raise SystemExit("proxy: --mode does not apply (the proxy uses the daemon's retrieval)")
     sizes = sorted({int(size) for size in args.sizes.split(",")})
-    return measure(sizes, args.limit or args.calls, args.warmup, args.embedder, args.models)
+    calls = args.limit or args.calls
+    return measure(sizes, calls, args.warmup, args.pause, args.embedder, args.models)
 
 
 if __name__ == "__main__":
