@@ -31,20 +31,23 @@ def neighbour_pairs(engine: Engine, rows: dict[str, Any]) -> dict[tuple[str, str
     import numpy as np
 
     index = engine.channels[0].index
-    stored = index.vectors("memories", list(rows))
-    refs = list(stored)
-    found = index.neighbours("memories", np.asarray([stored[r] for r in refs]), NEIGHBOURS + 1)
+    by_project: dict[str, list[str]] = {}
+    for ref, row in rows.items():
+        by_project.setdefault(row["project"], []).append(ref)
     pairs = {}
-    for ref, near in zip(refs, found, strict=True):
-        row = rows[ref]
-        for other, cosine in near:
-            peer = rows.get(other)
-            if (
-                other != ref
-                and peer is not None
-                and (peer["kind"], peer["project"]) == (row["kind"], row["project"])
-            ):
-                pairs[(min(ref, other), max(ref, other))] = round(float(cosine), 4)
+    for project, group in by_project.items():
+        stored = index.vectors("memories", group, [project])
+        refs = list(stored)
+        if not refs:
+            continue
+        vectors = np.asarray([stored[r] for r in refs])
+        found = index.neighbours("memories", vectors, NEIGHBOURS + 1, [project])
+        for ref, near in zip(refs, found, strict=True):
+            kind = rows[ref]["kind"]
+            for other, cosine in near:
+                peer = rows.get(other)
+                if other != ref and peer is not None and peer["kind"] == kind:
+                    pairs[(min(ref, other), max(ref, other))] = round(float(cosine), 4)
     return pairs
 
 

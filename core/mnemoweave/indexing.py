@@ -46,17 +46,17 @@ def _rows(engine: Engine, table: str, refs: list[str]) -> list:
     return list(TABLES[table].to_embed(engine.db, [int(ref[2:]) for ref in refs]))
 
 
-def sqlite_refs(engine: Engine, table: str) -> set[str]:
-    return {f"{table[0]}_{rowid}" for rowid in TABLES[table].all_ids(engine.db)}
-
-
 def gaps(engine: Engine) -> Iterator[tuple[DenseChannel, str, set[str], set[str]]]:
     """Per model and table: the rows missing from its vector index, and the entries with
-    no row."""
+    no row. A vector in another project's collection than its row's (a project renamed
+    by an older version) is both: it is dropped, then embedded again where it belongs."""
     for channel in engine.channels:
         for table in ("memories", "turns"):
-            rows, vectors = sqlite_refs(engine, table), channel.index.ids(table)
-            yield channel, table, rows - vectors, vectors - rows
+            rows = {f"{table[0]}_{i}": p for i, p in TABLES[table].projects(engine.db).items()}
+            vectors = channel.index.ids(table)
+            misplaced = {ref for ref, where in vectors.items() if rows.get(ref, where) != where}
+            missing = rows.keys() - vectors.keys() | misplaced
+            yield channel, table, missing, vectors.keys() - rows.keys() | misplaced
 
 
 def drift(engine: Engine) -> dict[tuple[str, str], tuple[int, int]]:

@@ -148,4 +148,7 @@ def rename(engine: Engine, old: str, new: str) -> dict[str, Any]:
         if not moved:
             raise NotFound(f"no project {old!r} (see `mnemoweave project list`)")
         audit.record(db, "rename-project", old, {"project": old}, {"project": new})
+    for channel in engine.channels:
+        for table in ("memories", "turns"):
+            channel.index.move(table, old, new)
     return {"old": old, "new": new, "rows": moved}

@@ -207,9 +207,10 @@ class Retriever:
     def _complete(self, table: str, query: str, hits: list[Candidate]) -> None:
         """Give each hit every model's cosine, also where that model did not rank it among
         its candidates (its rank stays empty): how close a hit is must not depend on it."""
+        projects = {c.row["project"] for c in hits}
         for channel in self.channels:
             missing = [c.ref for c in hits if channel.name not in c.dense]
-            stored = channel.index.vectors(table, missing)
+            stored = channel.index.vectors(table, missing, projects)
             vector = self.vectors[(channel.name, query)]
             for c in hits:
                 if c.ref in stored:
@@ -269,11 +270,11 @@ class Retriever:
                 self.vectors.clear()  # only the latest query repeats (the weave searches twice)
             self.vectors[key] = channel.embedder.embed([query], query=True)[0]
         vector = self.vectors[key]
-        # Nearest neighbours without a filter are fast (Chroma's metadata filter is not), so
-        # scope and status are checked in SQLite; only a scope so rare that the first pass
-        # keeps under half the wanted candidates gets a wider one.
-        for width in (n * 3, n * 12):
-            found = channel.index.query(table, vector, width)
+        # The index reads only the scope's collections; status, kind and the excluded
+        # session are checked in SQLite, and a first pass that keeps under half the wanted
+        # candidates (a session that fills the nearest turns) gets a wider second one.
+        for width in (n * 2, n * 12):
+            found = channel.index.query(table, vector, width, projects)
             kept, complete = self._keep(table, found, projects, kind, n)
             if complete or len(found) < width or len(kept) >= n // 2:
                 break

@@ -396,8 +396,7 @@ class Writer:
             candidates = [
                 (fresh[i][0], float(cosines[i])) for i in (cosines >= threshold).nonzero()[0]
             ]
-        # unfiltered nearest neighbours are fast; the scope is checked on the rows below
-        candidates += self.channels[0].index.query("memories", vector, 10)
+        candidates += self.channels[0].index.query("memories", vector, 10, [draft.project])
         for ref, cosine in sorted(candidates, key=lambda c: -c[1]):
             if cosine < threshold:
                 break

@@ -187,11 +187,11 @@ def test_purge_removes_the_vector_and_reindex_rebuilds(hybrid):
     a = hybrid.remember("Deploy with make deploy").id
     b = hybrid.remember("Upload timeout is ten seconds").id
     hybrid.purge(a)
-    assert hybrid.index.ids("memories") == {b}
+    assert set(hybrid.index.ids("memories")) == {b}
     hybrid.index.clear("memories")
-    assert hybrid.index.ids("memories") == set()
+    assert hybrid.index.ids("memories") == {}
     assert hybrid.reindex() == {"memories": 1, "turns": 0}
-    assert hybrid.index.ids("memories") == {b}
+    assert set(hybrid.index.ids("memories")) == {b}
 
 
 def test_trashed_memories_never_surface_in_any_mode(hybrid):
@@ -226,7 +226,7 @@ def test_a_second_model_carries_the_crosslingual_candidates(mnemoweave_home):
         assert explain["concepts_norm"] > 0 and explain["same_language"] == 0.0
         assert engine.search("upload retries backoff")[0].id == en
         assert {c.name for c in engine.channels} == {"hash-fake", "concepts"}
-        assert all(c.index.ids("memories") == {zh, en} for c in engine.channels)
+        assert all(set(c.index.ids("memories")) == {zh, en} for c in engine.channels)
         assert all(c.ok for c in engine.doctor())
 
 
@@ -269,7 +269,7 @@ def test_hygiene_reports_and_changes_nothing(hybrid):
     assert [s["id"] for s in found["stale"]] == [old]
     assert found["index"]["concepts.memories"] == {"not_indexed": 1, "stale_entries": 0}
     after = hybrid.db.execute("SELECT count(*), sum(weight) FROM memories").fetchone()
-    assert tuple(before) == tuple(after) and hybrid.index.ids("memories") == {a, b}
+    assert tuple(before) == tuple(after) and set(hybrid.index.ids("memories")) == {a, b}
 
 
 def replace_config(config, **changes):
@@ -294,3 +294,76 @@ def test_a_lexical_search_loads_no_model(mnemoweave_home, monkeypatch):
         assert ids(engine.search("upload timeout", mode="lexical")) == [ref]
         with pytest.raises(AssertionError, match="loaded the models"):
             engine.search("upload timeout")
+
+
+# --- the vector index: one collection per project -------------------------------------------
+
+
+def _unit(*hot):
+    vector = np.full(16, 0.05, np.float32)
+    vector[list(hot)] = 1.0
+    return vector / np.linalg.norm(vector)
+
+
+def test_a_scoped_query_reads_only_its_projects_collections(tmp_path):
+    from mnemoweave.store.vectors import VectorIndex
+
+    index = VectorIndex(tmp_path / "chroma", "concepts")
+    vectors = np.stack([_unit(1), _unit(1, 2), _unit(1, 3)])
+    index.add("memories", ["m_1", "m_2", "m_3"], vectors, ["/src/a", "/src/b", ""])
+    assert [ref for ref, _ in index.query("memories", _unit(1), 10, ["/src/a", ""])] == [
+        "m_1",
+        "m_3",
+    ]
+    assert {ref for ref, _ in index.query("memories", _unit(1), 10)} == {"m_1", "m_2", "m_3"}
+    assert index.query("memories", _unit(1), 10, ["/src/none"]) == []
+    assert set(index.vectors("memories", ["m_1", "m_2"], ["/src/b"])) == {"m_2"}
+    assert index.ids("memories") == {"m_1": "/src/a", "m_2": "/src/b", "m_3": ""}
+    index.delete("memories", ["m_2"])
+    again = VectorIndex(tmp_path / "chroma", "concepts")  # the collections are found again
+    assert again.ids("memories") == {"m_1": "/src/a", "m_3": ""}
+
+
+def test_a_shared_collection_from_before_the_split_is_split_without_embedding(tmp_path):
+    import chromadb
+    from chromadb.config import Settings
+
+    from mnemoweave.store.vectors import VectorIndex
+
+    settings = Settings(anonymized_telemetry=False, allow_reset=True)  # as the index's own
+    client = chromadb.PersistentClient(path=str(tmp_path / "chroma"), settings=settings)
+    shared = client.get_or_create_collection(
+        "memories-concepts", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+    )
+    shared.add(
+        ids=["m_1", "m_2"],
+        embeddings=np.stack([_unit(1), _unit(2)]),
+        metadatas=[{"project": "/src/a"}, {"project": ""}],
+    )
+    del shared, client
+    index = VectorIndex(tmp_path / "chroma", "concepts")
+    assert index.ids("memories") == {"m_1": "/src/a", "m_2": ""}
+    assert [ref for ref, _ in index.query("memories", _unit(2), 1, [""])] == ["m_2"]
+    names = {c.name for c in index._client.list_collections()}
+    assert "memories-concepts" not in names and len(names) == 2
+
+
+def test_a_renamed_project_takes_its_vectors_along(hybrid):
+    ref = hybrid.remember("Deploy with make deploy", project="/src/old").id
+    hybrid.remember("Upload timeouts are ten seconds", project="/src/new")
+    hybrid.rename_project("/src/old", "/src/new")
+    assert ids(hybrid.search("deploy", mode="dense", project="/src/new"))[0] == ref
+    assert set(hybrid.index.ids("memories").values()) == {"/src/new"}
+    assert all(c.ok for c in hybrid.doctor())
+
+
+def test_a_vector_in_another_projects_collection_is_moved_by_a_repair(hybrid):
+    ref = hybrid.remember("Deploy with make deploy", project="/src/app").id
+    hybrid.index.delete("memories", [ref])
+    hybrid.index.add("memories", [ref], _unit(6)[None, :], ["/src/elsewhere"])
+    assert ids(hybrid.search("deploy", mode="dense", project="/src/app")) == []
+    check = {c.name: c for c in hybrid.doctor()}["vector index (concepts, memories)"]
+    assert not check.ok
+    assert all(c.ok for c in hybrid.doctor(repair=True))
+    assert hybrid.index.ids("memories") == {ref: "/src/app"}
+    assert ids(hybrid.search("deploy", mode="dense", project="/src/app")) == [ref]

@@ -315,9 +315,9 @@ def count(db: sqlite3.Connection) -> int:
     return db.execute("SELECT count(*) FROM memories").fetchone()[0]
 
 
-def all_ids(db: sqlite3.Connection) -> list[int]:
-    """The id of every memory, in any status."""
-    return [row[0] for row in db.execute("SELECT id FROM memories")]
+def projects(db: sqlite3.Connection) -> dict[int, str]:
+    """The project of every memory, in any status, by id."""
+    return dict(db.execute("SELECT id, project FROM memories").fetchall())
 
 
 def ranked(db: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:

@@ -154,9 +154,9 @@ def count(db: sqlite3.Connection) -> int:
     return db.execute("SELECT count(*) FROM turns").fetchone()[0]
 
 
-def all_ids(db: sqlite3.Connection) -> list[int]:
-    """The id of every turn."""
-    return [row[0] for row in db.execute("SELECT id FROM turns")]
+def projects(db: sqlite3.Connection) -> dict[int, str]:
+    """The project of every turn, by id."""
+    return dict(db.execute("SELECT id, project FROM turns").fetchall())
 
 
 def ranked(db: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:

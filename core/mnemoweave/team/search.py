@@ -51,7 +51,7 @@ def hits(
             vector = channel.embedder.embed([query], query=True)[0]
         near = [
             (c, cos)
-            for c, cos in channel.index.query(TABLE, vector, n * 3)
+            for c, cos in channel.index.query(TABLE, vector, n * 3, scope)
             if cos >= config.min_cosine
         ]
         rows |= team_table.mirror_rows(db, [c for c, _ in near if c not in rows])
