@@ -59,6 +59,8 @@ START_TIMEOUT = 180.0  # seconds the daemon may take to load and answer
 STOP_TIMEOUT = 30.0
 TARGETS = {"warm_p95_ms_at_10000": 80.0, "speedup": 10.0}
 REQUESTS = 50  # in-process requests after the hook calls, to split daemon time from spawn
+PAUSE = 0.5  # seconds between two prompts: a real reply comes between them, and the turn
+# the daemon stores after answering is written meanwhile (0: back to back)
 STARTED: list[subprocess.Popen[bytes]] = []  # every daemon this process started
 
 
@@ -69,6 +71,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calls", type=int, default=200, help="timed hook calls per size")
     parser.add_argument("--warmup", type=int, default=10, help="untimed hook calls first")
     parser.add_argument("--cold-calls", type=int, default=20, help="timed cold CLI calls")
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=PAUSE,
+        help=f"seconds between prompts (default {PAUSE}; 0: back to back)",
+    )
     parser.add_argument(
         "--baseline",
         metavar="REV",
@@ -337,20 +345,22 @@ def request_ms(home: Path, prompt: Prompt, user_home: Path) -> float:
 
 
 def warm_run(
-    home: Path, env: dict[str, str], asked: Sequence[Prompt], warmup: int
+    home: Path, env: dict[str, str], asked: Sequence[Prompt], warmup: int, pause: float
 ) -> tuple[Tally, list[float], float]:
-    """Hook calls against a warm daemon, then the same requests in-process:
-    (the timed calls, the requests' ms, daemon start seconds)."""
+    """Hook calls against a warm daemon, then the same requests in-process, `pause`
+    seconds apart: (the timed calls, the requests' ms, daemon start seconds)."""
     tally, requests = Tally([]), []
     with daemon(home, env) as start_seconds:
         for number in range(warmup):
             call_hook(asked[number % len(asked)], env)
         for number, prompt in enumerate(asked):
+            time.sleep(pause)
             ms, stdout = call_hook(prompt, env)
             tally.add(ms, context_of(stdout), prompt)
             if (number + 1) % 50 == 0:
                 progress(f"hooks: {number + 1}/{len(asked)} calls")
         for prompt in asked[:REQUESTS]:
+            time.sleep(pause)
             requests.append(request_ms(home, prompt, Path(env["HOME"])))
     return tally, requests, start_seconds
 
@@ -431,6 +441,7 @@ def measure(
     calls: int,
     warmup: int,
     cold_calls: int,
+    pause: float,
     embedder: str,
     models: Path,
     baseline: str | None = None,
@@ -476,13 +487,15 @@ def measure(
                 progress(f"hooks: warm daemon at {size} memories, {baseline}")
                 old_env = env | {"PYTHONPATH": str(old_code)}
                 logged = hook_log_lines(home)
-                old, old_requests, _ = warm_run(home, old_env, rotate(asked, calls), warmup)
+                old, old_requests, _ = warm_run(home, old_env, rotate(asked, calls), warmup, pause)
                 before[str(size)] = percentiles(old.ms)
                 before[f"daemon_request_ms_{size}"] = percentiles(old_requests)
                 before[f"hook_failures_{size}"] = hook_log_lines(home) - logged
             progress(f"hooks: warm daemon at {size} memories")
             logged = hook_log_lines(home)  # the baseline's lines are its own
-            tally, requests, start_seconds = warm_run(home, env, rotate(asked, calls), warmup)
+            tally, requests, start_seconds = warm_run(
+                home, env, rotate(asked, calls), warmup, pause
+            )
             extra["daemon_request_ms"][str(size)] = percentiles(requests)
             warm[size] = tally.ms
             extra["daemon_start_seconds"][str(size)] = round(start_seconds, 1)
@@ -494,7 +507,7 @@ def measure(
             "mode": mode,
             "retrieval": retrieval,
             "machine": machine() | {"load_average_before": load_before},
-            "calls": {"warm": calls, "warmup": warmup, "cold": cold_calls},
+            "calls": {"warm": calls, "warmup": warmup, "cold": cold_calls, "pause_seconds": pause},
             "context_hit_rate": {key: r["context_hit_rate"] for key, r in rates.items()},
             "rates": rates,
             **extra,
@@ -522,5 +535,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     sizes = sorted({int(size) for size in args.sizes.split(",")})
     calls = args.limit or args.calls
     return measure(
-        sizes, calls, args.warmup, args.cold_calls, args.embedder, args.models, args.baseline
+        sizes,
+        calls,
+        args.warmup,
+        args.cold_calls,
+        args.pause,
+        args.embedder,
+        args.models,
+        args.baseline,
     )

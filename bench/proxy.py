@@ -35,6 +35,7 @@ from typing import Any
 from corpus import Prompt, prompts, rotate
 from harness import progress
 from hooks import (
+    PAUSE,
     configure,
     daemon,
     load,
@@ -52,8 +53,6 @@ START_TIMEOUT = 60.0
 CALL_TIMEOUT = 60.0
 CHUNKS = 8  # chunks of each streamed reply
 WEAVES = 50  # weave requests timed alone, after the calls
-PAUSE = 0.5  # seconds between two conversations: a real reply takes longer than the instant
-# fake one, and the turn the proxy stores after it is written meanwhile (0: back to back)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,9 @@ def test_a_tiny_run_reports_both_paths_and_the_added_latency(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MNEMOWEAVE_PROXY_BUDGET_MS", "10000")  # a busy machine is no failure
-    report = proxy.measure([50], calls=4, warmup=1, embedder="none", models=tmp_path / "none")
+    report = proxy.measure(
+        [50], calls=4, warmup=1, pause=0.01, embedder="none", models=tmp_path / "none"
+    )
     (size,) = report["sizes"].values()
     for path in ("direct", "proxy"):
         for kind in ("ttfb", "total"):

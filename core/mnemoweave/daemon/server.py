@@ -220,7 +220,8 @@ def warm(engine: Any) -> None:
     engine.retrieval_mode()  # opens the store, loads the models and their vector indexes
     redact("warm up")
     engine.classify(Turn("warm-up", "user", "warm up 预热"))
-    engine.search("warm up 预热", k=1, touch=False)
+    for source in ("memories", "turns"):  # an older data dir's vector index is split here
+        engine.search("warm up 预热", k=1, source=source, touch=False)
     engine.weave("")
 
 
