@@ -81,7 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--baseline",
         metavar="REV",
         help="also time the warm hook with the daemon and hook of git revision REV, on the "
-        "same data dirs in the same run (reported under `baseline`)",
+        "same data dirs in the same run (reported under `baseline`); a revision from before "
+        "the per-project vector index (05f8247) finds none of their vectors",
     )
 
 
