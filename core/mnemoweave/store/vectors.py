@@ -34,7 +34,7 @@ class VectorIndex:
         self.embedder = embedder
         self._client: Any = None
         self._known: dict[str, dict[str, Any]] = {}  # table -> project -> collection
-        self._checked: set[str] = set()  # tables whose shared collection was looked for
+        self._unsplit: dict[str, Any] = {}  # name -> a collection from before the split
 
     # --- collections -------------------------------------------------------------------------
 
@@ -57,9 +57,11 @@ class VectorIndex:
                 meta = collection.metadata or {}
                 if meta.get("embedder") == self.embedder and "project" in meta:
                     self._known.setdefault(meta["table"], {})[meta["project"]] = collection
-        if table not in self._checked:
-            self._checked.add(table)
-            self._split(table)
+                else:
+                    self._unsplit[collection.name] = collection
+        shared = self._unsplit.pop(f"{table}-{self.embedder}", None)
+        if shared is not None:
+            self._split(table, shared)
         return self._known.setdefault(table, {})
 
     def _collection(self, table: str, project: str) -> Any:
@@ -81,16 +83,13 @@ class VectorIndex:
             return list(collections.values())
         return [collections[p] for p in dict.fromkeys(projects) if p in collections]
 
-    def _split(self, table: str) -> None:
+    def _split(self, table: str, shared: Any) -> None:
         """Move the vectors of a shared collection from before the split (`table-embedder`,
         each vector's project in its metadata) into the per-project collections."""
-        old = f"{table}-{self.embedder}"
-        if old not in {c.name for c in self._client.list_collections()}:
-            return
-        for got in _pages(self._client.get_collection(old), ["embeddings", "metadatas"]):
+        for got in _pages(shared, ["embeddings", "metadatas"]):
             projects = [(meta or {}).get("project", "") for meta in got["metadatas"]]
             self.add(table, got["ids"], got["embeddings"], projects)
-        self._client.delete_collection(old)
+        self._client.delete_collection(shared.name)
 
     # --- writes ------------------------------------------------------------------------------
 
@@ -118,20 +117,20 @@ class VectorIndex:
 
     def move(self, table: str, old: str, new: str) -> None:
         """Give project `old`'s vectors to project `new` (a project renamed or merged)."""
-        source = self._collections(table).get(old)
+        collections = self._collections(table)
+        source = collections.get(old)
         if source is None or old == new:
             return
         for got in _pages(source, ["embeddings"]):
             self.add(table, got["ids"], got["embeddings"], [new] * len(got["ids"]))
         self._client.delete_collection(source.name)
-        del self._collections(table)[old]
+        del collections[old]
 
     def clear(self, table: str) -> None:
         """Drop every collection of the table (the next write creates them empty)."""
         for collection in self._scope(table, None):
             self._client.delete_collection(collection.name)
         self._known[table] = {}
-        self._checked.add(table)
 
     # --- reads -------------------------------------------------------------------------------
 
