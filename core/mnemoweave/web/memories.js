@@ -11,17 +11,26 @@ function memoryText(memory) {
   return titleAdds(memory.title, body) ? `${String(memory.title).trim()} — ${body}` : body;
 }
 
+/** A memory's row in a list: opened by a click or by Enter, marked when selected. */
+function OpenRow({ id, variant, selected, onOpen, children }) {
+  return html`
+    <li
+      class=${`row memory-row ${variant}${selected ? " selected" : ""}`}
+      data-test="memory-row"
+      data-id=${id}
+      tabindex="0"
+      onClick=${() => onOpen(id)}
+      onKeyDown=${(e) => e.key === "Enter" && onOpen(id)}
+    >
+      ${children}
+    </li>
+  `;
+}
+
 function MemoryRow({ memory, selected, onOpen }) {
   const text = memoryText(memory);
   return html`
-    <li
-      class=${`row memory-row${selected ? " selected" : ""} status-${memory.status || "active"}`}
-      data-test="memory-row"
-      data-id=${memory.id}
-      tabindex="0"
-      onClick=${() => onOpen(memory.id)}
-      onKeyDown=${(e) => e.key === "Enter" && onOpen(memory.id)}
-    >
+    <${OpenRow} id=${memory.id} variant=${`status-${memory.status || "active"}`} selected=${selected} onOpen=${onOpen}>
       <div class="row-head">
         <${KindBadge} kind=${memory.kind} />
         <${ProjectName} project=${memory.project} />
@@ -35,20 +44,13 @@ function MemoryRow({ memory, selected, onOpen }) {
         <span>${t("weight")} ${fmtNum(memory.weight ?? 0)}</span>
         <span>${memory.access_count ?? 0} ${t("recalls")}</span>
       </div>
-    </li>
+    <//>
   `;
 }
 
 function HitRow({ hit, selected, onOpen }) {
   return html`
-    <li
-      class=${`row memory-row hit${selected ? " selected" : ""}`}
-      data-test="memory-row"
-      data-id=${hit.id}
-      tabindex="0"
-      onClick=${() => onOpen(hit.id)}
-      onKeyDown=${(e) => e.key === "Enter" && onOpen(hit.id)}
-    >
+    <${OpenRow} id=${hit.id} variant="hit" selected=${selected} onOpen=${onOpen}>
       <div class="row-head">
         <${KindBadge} kind=${hit.kind} />
         <${ProjectName} project=${hit.project} />
@@ -58,7 +60,7 @@ function HitRow({ hit, selected, onOpen }) {
       <div class="row-text">${clip(hit.text, 200)}</div>
       <div class="row-meta muted small"><${Id} id=${hit.id} /></div>
       <${Explain} hit=${hit} />
-    </li>
+    <//>
   `;
 }
 
