@@ -221,15 +221,20 @@ def ingest(engine: Engine, sessions: Sequence[Session]) -> dict[str, str]:
 
 
 def accept_all(engine: Engine, batch: int = 500) -> int:
-    """Accept every pending card, as a dutiful agent would; returns how many were accepted."""
-    accepted, refused = 0, set()
-    while cards := [c for c in engine.pending(limit=batch + len(refused)) if c.id not in refused]:
+    """Accept every pending card, as a dutiful agent would; returns how many were accepted.
+    A card held because it clashes with a memory is accepted beside it (`keep_both`): the
+    agent changes no memory it was not asked about."""
+    accepted, tried = 0, set()  # each card is tried once, so the loop ends
+    while cards := [c for c in engine.pending(limit=batch + len(tried)) if c.id not in tried]:
         for card in cards:
+            tried.add(card.id)
             try:
-                engine.review(card.id, "accept")
-                accepted += 1
+                written = engine.review(card.id, "accept")
+                if written.action == "held":
+                    written = engine.review(card.id, "accept", keep_both=True)
+                accepted += written.action != "held"
             except InvalidInput:  # e.g. a summary of private content only
-                refused.add(card.id)
+                pass
     return accepted
 
 

@@ -20,6 +20,7 @@ from reach import (
     Prompt,
     Run,
     Session,
+    accept_all,
     evaluate_case,
     fence_overhead,
     found,
@@ -268,3 +269,18 @@ def test_coding_set_is_one_store_split_by_half(
     assert report["counts"]["turns"] == 4
     assert report["fixed_offtopic_knowledge_per_prompt"] == 0.0
     assert report["offtopic_knowledge_per_prompt"] is not None
+
+
+def test_accept_all_accepts_a_held_card_beside_the_memory_it_clashes_with(
+    mnemoweave_home: Path,
+) -> None:
+    mnemoweave_home.mkdir()
+    with fresh_engine([]) as engine:
+        old = engine.remember("Use tabs in Makefiles", kind="pref").id
+        engine.ingest("s1", "user", "From now on, indent makefiles with spaces, not tabs.")
+        engine.distill()
+        (card,) = [c for c in engine.pending() if c.suggested_kind == "pref"]
+        assert engine.review(card.id, "accept").action == "held"  # what the loop meets
+        assert accept_all(engine) == 1
+        assert engine.pending() == [] and engine.get(old).status == "active"
+        assert engine.status()["counts"]["memories"] == 2
