@@ -97,15 +97,22 @@ class Engine:
 
     def use_embedder(self, *embedders: Any) -> None:
         """Use these embedders (None entries are skipped) instead of the configured ones."""
+        self._close_indexes()
         self._channels = channels_for(self.home, self.pm, embedders)
 
     def retrieval_mode(self) -> str:
         return describe([channel.name for channel in self.channels], self.config)
 
     def close(self) -> None:
+        """Close the store and let go of the vector index (the models stay loaded)."""
         if self._db is not None:
             self._db.close()
             self._db = None
+        self._close_indexes()
+
+    def _close_indexes(self) -> None:
+        for channel in self._channels or []:
+            channel.index.close()
 
     @contextmanager
     def deferring(self, sink: Callable[[Callable[[], None]], None]) -> Iterator[None]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -168,18 +167,13 @@ class Store:
     def __init__(self, project: str) -> None:
         self.project = project
         self._lock = threading.Lock()
-        self._models: tuple[tuple[str, ...], list[Any]] | None = None
 
     def run(self, tool: str, work: Callable[[Any], str]) -> str:
-        from .daemon.remote import RemoteEngine, open_store
+        from .daemon.remote import open_store
 
         with self._lock:
-            local = False
             try:
                 with open_store(f"mnemoweave mcp {tool}") as engine:
-                    local = not isinstance(engine, RemoteEngine)
-                    if local:
-                        self._reuse_models(engine)
                     return work(engine)
             except MnemoweaveError as exc:
                 raise ToolError(str(exc)) from None
@@ -190,41 +184,10 @@ class Store:
             except Exception as exc:
                 where = _log_failure(tool, exc)
                 raise ToolError(f"internal error ({type(exc).__name__}); see {where}") from None
-            finally:
-                if local:
-                    _drop_vector_cache()
-
-    def _reuse_models(self, engine: Any) -> None:
-        """Give an in-process engine the embedding models loaded by an earlier call (they are
-        read-only; loading them is most of an in-process call's time). Only a complete set
-        is kept, so a model built later is picked up."""
-        names = tuple(engine.config.models())
-        if self._models is not None and self._models[0] == names:
-            engine.use_embedder(*self._models[1])
-            return
-        self._models = None
-        loaded = [channel.embedder for channel in engine.channels]
-        if len(loaded) == len(names):
-            self._models = (names, loaded)
 
     def scope(self, scope: str) -> str | None:
         """'project' -> this project (plus global when searching), 'all' -> every project."""
         return None if scope == "all" else self.project
-
-
-def _drop_vector_cache() -> None:
-    """Stop the vector store's cached clients: another writer may change it before the next
-    call, and a cached index would not see it."""
-    if "chromadb" not in sys.modules:
-        return
-    try:
-        from chromadb.api.shared_system_client import SharedSystemClient
-
-        for system in list(SharedSystemClient._identifier_to_system.values()):
-            system.stop()
-        SharedSystemClient.clear_system_cache()
-    except Exception as exc:  # the cache is an optimisation of chromadb's, never fatal here
-        _log_failure("vector-cache", exc)
 
 
 def _log_failure(tool: str, exc: BaseException) -> Path:

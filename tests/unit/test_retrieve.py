@@ -1,5 +1,7 @@
 """Hybrid retrieval with fake embedders: fusion, language gating, decay, dedup, index drift."""
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 
@@ -325,27 +327,49 @@ def test_a_scoped_query_reads_only_its_projects_collections(tmp_path):
 
 
 def test_a_shared_collection_from_before_the_split_is_split_without_embedding(tmp_path):
-    import chromadb
-    from chromadb.config import Settings
-
     from mnemoweave.store.vectors import VectorIndex
 
-    settings = Settings(anonymized_telemetry=False, allow_reset=True)  # as the index's own
-    client = chromadb.PersistentClient(path=str(tmp_path / "chroma"), settings=settings)
-    shared = client.get_or_create_collection(
-        "memories-concepts", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-    )
-    shared.add(
-        ids=["m_1", "m_2"],
-        embeddings=np.stack([_unit(1), _unit(2)]),
-        metadatas=[{"project": "/src/a"}, {"project": ""}],
-    )
-    del shared, client
-    index = VectorIndex(tmp_path / "chroma", "concepts")
+    path = tmp_path / "chroma"
+    with _chroma_client(path) as client:  # chromadb's own client, as older versions wrote
+        shared = client.get_or_create_collection(
+            "memories-concepts",
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine"}},
+        )
+        shared.add(
+            ids=["m_1", "m_2"],
+            embeddings=np.stack([_unit(1), _unit(2)]),
+            metadatas=[{"project": "/src/a"}, {"project": ""}],
+        )
+    index = VectorIndex(path, "concepts")
     assert index.ids("memories") == {"m_1": "/src/a", "m_2": ""}
     assert [ref for ref, _ in index.query("memories", _unit(2), 1, [""])] == ["m_2"]
-    names = {c.name for c in index._client.list_collections()}
-    assert "memories-concepts" not in names and len(names) == 2
+    index.close()
+    with _chroma_client(path) as client:  # and chromadb's client reads what the index wrote
+        names = {c.name for c in client.list_collections()}
+        assert "memories-concepts" not in names and len(names) == 2
+        (mine,) = [c for c in client.list_collections() if c.metadata["project"] == ""]
+        assert mine.get(include=[])["ids"] == ["m_2"]
+        assert mine.configuration_json["hnsw"]["space"] == "cosine"
+
+
+@contextmanager
+def _chroma_client(path):
+    """chromadb's PersistentClient on `path`, stopped on leaving (its system is cached per
+    path and process otherwise)."""
+    import chromadb
+    from chromadb.api.shared_system_client import SharedSystemClient
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(
+        path=str(path), settings=Settings(anonymized_telemetry=False)
+    )
+    try:
+        yield client
+    finally:
+        for system in list(SharedSystemClient._identifier_to_system.values()):
+            system.stop()
+        SharedSystemClient.clear_system_cache()
 
 
 def test_a_renamed_project_takes_its_vectors_along(hybrid):

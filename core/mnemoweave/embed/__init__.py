@@ -144,12 +144,25 @@ def load_embedder(
     model_dir = _built_dir(spec, home)
     if model_dir is None:
         return None
+    key = (spec, str(model_dir), model_dir.stat().st_mtime_ns)
+    if key not in _loaded:
+        _loaded[key] = _load(spec, model_dir)
+    return _loaded[key]
+
+
+# The models this process loaded, by spec, dir and build: a model is read-only, and loading
+# one (or freeing it) takes a good part of a second, so every engine of the process shares
+# it (the MCP server opens one per call). A rebuild moves files into the dir: a new key.
+_loaded: dict[tuple[EmbedderSpec, str, int], Embedder] = {}
+
+
+def _load(spec: EmbedderSpec, model_dir: Path) -> Embedder:
     try:
         return spec.load(model_dir)
     except MnemoweaveError:
         raise
     except Exception as exc:
         raise MnemoweaveError(
-            f"embedder {name!r}: the files in {model_dir} cannot be loaded ({exc}); "
+            f"embedder {spec.name!r}: the files in {model_dir} cannot be loaded ({exc}); "
             "rebuild them with force"
         ) from exc

@@ -10,20 +10,69 @@ here but a deleted vector.
 
 A data dir from before the split (one collection per table and embedder) is split on
 first use, without embedding anything again.
+
+The index talks to Chroma's own engine (`chromadb_rust_bindings`, the layer chromadb's
+`PersistentClient` wraps) with the settings that client uses, so either reads what the
+other wrote. Importing the `chromadb` package takes most of a second; the engine alone
+takes a few milliseconds, which is what a cold `search` waits for.
 """
 
 from __future__ import annotations
 
 import hashlib
 import heapq
+import json
+import resource
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import numpy as np
 
 _BATCH = 1000
+_WHERE = ("default_tenant", "default_database")  # chromadb's defaults: one store per dir
+# what chromadb's client sends for `configuration={"hnsw": {"space": "cosine"}}` and no
+# embedding function
+_CONFIGURATION = json.dumps(
+    {"hnsw": {"space": "cosine"}, "spann": None, "embedding_function": {"type": "legacy"}}
+)
+_open: dict[Path, tuple[Any, int]] = {}  # chroma dir -> (engine, users): one per process
+
+
+def _acquire(path: Path) -> Any:
+    """Chroma's engine for `path`, shared by every index of the dir in this process (the
+    indexes of two models share one store)."""
+    engine, users = _open.get(path, (None, 0))
+    if engine is None:
+        import chromadb_rust_bindings as rust
+
+        path.mkdir(parents=True, exist_ok=True)
+        sqlite = rust.SqliteDBConfig(
+            hash_type=rust.MigrationHash.MD5,
+            migration_mode=rust.MigrationMode.Apply,
+            url=str(path / "chroma.sqlite3"),
+        )
+        handles = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        engine = rust.Bindings(
+            allow_reset=False,
+            sqlite_db_config=sqlite,
+            persist_path=str(path),
+            hnsw_cache_size=handles // 5,  # chromadb's: five files per HNSW index
+        )
+    _open[path] = (engine, users + 1)
+    return engine
+
+
+def _release(path: Path) -> None:
+    engine, users = _open.pop(path, (None, 0))
+    if users > 1:
+        _open[path] = (engine, users - 1)
+
+
+class _Collection(NamedTuple):
+    id: str
+    name: str
 
 
 class VectorIndex:
@@ -32,9 +81,16 @@ class VectorIndex:
     def __init__(self, path: Path, embedder: str) -> None:
         self.path = path
         self.embedder = embedder
-        self._client: Any = None
-        self._known: dict[str, dict[str, Any]] = {}  # table -> project -> collection
-        self._unsplit: dict[str, Any] = {}  # name -> a collection from before the split
+        self._engine: Any = None
+        self._known: dict[str, dict[str, _Collection]] = {}  # table -> project -> collection
+        self._unsplit: dict[str, _Collection] = {}  # name -> a collection from before the split
+
+    def close(self) -> None:
+        """Let go of the store (the next call opens it again)."""
+        if self._engine is not None:
+            self._engine = None
+            self._known, self._unsplit = {}, {}
+            _release(self.path)
 
     # --- collections -------------------------------------------------------------------------
 
@@ -42,59 +98,69 @@ class VectorIndex:
         digest = hashlib.sha256(project.encode("utf-8")).hexdigest()[:16]
         return f"{table}-{self.embedder}-{digest}"
 
-    def _collections(self, table: str) -> dict[str, Any]:
+    def _collections(self, table: str) -> dict[str, _Collection]:
         """The table's collections by project (read from Chroma once, then kept up to date:
         the daemon, or the one command holding the store's lock, is the only writer)."""
-        if self._client is None:
-            import chromadb
-            from chromadb.config import Settings
-
-            self._client = chromadb.PersistentClient(
-                path=str(self.path),
-                settings=Settings(anonymized_telemetry=False, allow_reset=True),
-            )
-            for collection in self._client.list_collections():
-                meta = collection.metadata or {}
+        if self._engine is None:
+            self._engine = _acquire(self.path)
+            for found in self._engine.list_collections(None, None, *_WHERE):
+                meta = found.metadata or {}
+                collection = _Collection(str(found.id), found.name)
                 if meta.get("embedder") == self.embedder and "project" in meta:
                     self._known.setdefault(meta["table"], {})[meta["project"]] = collection
                 else:
-                    self._unsplit[collection.name] = collection
+                    self._unsplit[found.name] = collection
         shared = self._unsplit.pop(f"{table}-{self.embedder}", None)
         if shared is not None:
             self._split(table, shared)
         return self._known.setdefault(table, {})
 
-    def _collection(self, table: str, project: str) -> Any:
+    def _collection(self, table: str, project: str) -> _Collection:
         """The collection of one project's rows, created on first use."""
         collections = self._collections(table)
         if project not in collections:
-            collections[project] = self._client.get_or_create_collection(
-                self._name(table, project),
-                embedding_function=None,
-                metadata={"table": table, "embedder": self.embedder, "project": project},
-                configuration={"hnsw": {"space": "cosine"}},
+            meta = {"table": table, "embedder": self.embedder, "project": project}
+            made = self._engine.create_collection(
+                self._name(table, project), _CONFIGURATION, None, meta, True, *_WHERE
             )
+            collections[project] = _Collection(str(made.id), made.name)
         return collections[project]
 
-    def _scope(self, table: str, projects: Iterable[str] | None) -> list[Any]:
+    def _scope(self, table: str, projects: Iterable[str] | None) -> list[_Collection]:
         """The existing collections of these projects (None: every project)."""
         collections = self._collections(table)
         if projects is None:
             return list(collections.values())
         return [collections[p] for p in dict.fromkeys(projects) if p in collections]
 
-    def _split(self, table: str, shared: Any) -> None:
+    def _split(self, table: str, shared: _Collection) -> None:
         """Move the vectors of a shared collection from before the split (`table-embedder`,
         each vector's project in its metadata) into the per-project collections."""
-        for got in _pages(shared, ["embeddings", "metadatas"]):
-            projects = [(meta or {}).get("project", "") for meta in got["metadatas"]]
-            self.add(table, got["ids"], got["embeddings"], projects)
-        self._client.delete_collection(shared.name)
+        for got in self._pages(shared, ["embeddings", "metadatas"]):
+            projects = [(meta or {}).get("project", "") for meta in got.metadatas]
+            self.add(table, got.ids, got.embeddings, projects)
+        self._engine.delete_collection(shared.name, *_WHERE)
+
+    def _pages(self, collection: _Collection, include: list[str]) -> Iterator[Any]:
+        """A collection's entries, `_BATCH` at a time (a page of ids, `include`d fields)."""
+        offset = 0
+        while True:
+            got = self._engine.get(
+                collection.id, None, None, _BATCH, offset, None, include, *_WHERE
+            )
+            if not got.ids:
+                return
+            yield got
+            offset += len(got.ids)
 
     # --- writes ------------------------------------------------------------------------------
 
     def add(
-        self, table: str, ids: Sequence[str], vectors: np.ndarray, projects: Sequence[str]
+        self,
+        table: str,
+        ids: Sequence[str],
+        vectors: np.ndarray | Sequence[Any],
+        projects: Sequence[str],
     ) -> None:
         """Store (or replace) each id's vector in its project's collection."""
         by_project: dict[str, list[int]] = {}
@@ -104,8 +170,14 @@ class VectorIndex:
             collection = self._collection(table, project)
             for start in range(0, len(positions), _BATCH):
                 chunk = positions[start : start + _BATCH]
-                collection.upsert(
-                    ids=[ids[i] for i in chunk], embeddings=[vectors[i] for i in chunk]
+                self._engine.upsert(
+                    collection.id,
+                    [ids[i] for i in chunk],
+                    [vectors[i] for i in chunk],
+                    None,
+                    None,
+                    None,
+                    *_WHERE,
                 )
 
     def delete(self, table: str, ids: Sequence[str]) -> None:
@@ -113,7 +185,7 @@ class VectorIndex:
         a repair, a retracted team memory)."""
         if ids:
             for collection in self._scope(table, None):
-                collection.delete(ids=list(ids))
+                self._engine.delete(collection.id, list(ids), None, None, None, *_WHERE)
 
     def move(self, table: str, old: str, new: str) -> None:
         """Give project `old`'s vectors to project `new` (a project renamed or merged)."""
@@ -121,15 +193,15 @@ class VectorIndex:
         source = collections.get(old)
         if source is None or old == new:
             return
-        for got in _pages(source, ["embeddings"]):
-            self.add(table, got["ids"], got["embeddings"], [new] * len(got["ids"]))
-        self._client.delete_collection(source.name)
+        for got in self._pages(source, ["embeddings"]):
+            self.add(table, got.ids, got.embeddings, [new] * len(got.ids))
+        self._engine.delete_collection(source.name, *_WHERE)
         del collections[old]
 
     def clear(self, table: str) -> None:
         """Drop every collection of the table (the next write creates them empty)."""
         for collection in self._scope(table, None):
-            self._client.delete_collection(collection.name)
+            self._engine.delete_collection(collection.name, *_WHERE)
         self._known[table] = {}
 
     # --- reads -------------------------------------------------------------------------------
@@ -148,13 +220,18 @@ class VectorIndex:
         found: list[list[tuple[str, float]]] = [[] for _ in range(len(vectors))]
         for collection in self._scope(table, projects):
             for start in range(0, len(vectors), _BATCH):
-                result = collection.query(
-                    query_embeddings=vectors[start : start + _BATCH],
-                    n_results=n,
-                    include=["distances"],
+                result = self._engine.query(
+                    collection.id,
+                    None,
+                    list(vectors[start : start + _BATCH]),
+                    n,
+                    None,
+                    None,
+                    ["distances"],
+                    *_WHERE,
                 )
                 for offset, (ids, distances) in enumerate(
-                    zip(result["ids"], result["distances"], strict=True)
+                    zip(result.ids, result.distances, strict=True)
                 ):
                     found[start + offset] += [
                         (i, 1.0 - d) for i, d in zip(ids, distances, strict=True)
@@ -166,13 +243,19 @@ class VectorIndex:
     ) -> dict[str, np.ndarray]:
         """The stored vectors of these ids, looked up in these projects' collections (None:
         all); ids without one are left out."""
+        import numpy as np
+
         found: dict[str, np.ndarray] = {}
         if not refs:
             return found
         for collection in self._scope(table, projects):
             for start in range(0, len(refs), _BATCH):
-                got = collection.get(ids=list(refs[start : start + _BATCH]), include=["embeddings"])
-                found.update(zip(got["ids"], got["embeddings"], strict=True))
+                wanted = list(refs[start : start + _BATCH])
+                got = self._engine.get(
+                    collection.id, wanted, None, None, 0, None, ["embeddings"], *_WHERE
+                )
+                for ref, vector in zip(got.ids, got.embeddings, strict=True):
+                    found[ref] = np.asarray(vector, dtype=np.float32)
         return found
 
     def ids(self, table: str) -> dict[str, str]:
@@ -180,13 +263,6 @@ class VectorIndex:
         return {
             ref: project
             for project, collection in self._collections(table).items()
-            for ref in collection.get(include=[])["ids"]
+            for got in self._pages(collection, [])
+            for ref in got.ids
         }
-
-
-def _pages(collection: Any, include: list[str]) -> Iterator[Any]:
-    """A collection's entries, `_BATCH` at a time (a page of ids, `include`d fields)."""
-    offset = 0
-    while (got := collection.get(include=include, limit=_BATCH, offset=offset))["ids"]:
-        yield got
-        offset += len(got["ids"])
