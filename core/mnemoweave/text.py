@@ -182,7 +182,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def cache_dir() -> Path:
-    """Where caches (jieba's dictionary, later the models') live: inside the data dir."""
+    """Where caches (jieba's dictionary table, onnxruntime's files) live: inside the data dir."""
     return data_dir() / "cache"
 
 
@@ -191,27 +191,24 @@ _jieba: Any = None
 
 
 def _tokenizer() -> Any:
-    """jieba, initialised once per process with its cache inside the data dir."""
+    """jieba, set up once per process over its dictionary table in the data dir's cache
+    (see store/dictionary.py)."""
     global _jieba
     if _jieba is None:
         with _jieba_lock:
             if _jieba is None:
                 import jieba
 
+                from .store.dictionary import tokenizer
+
                 jieba.setLogLevel(logging.WARNING)
-                cache = cache_dir()
-                cache.mkdir(parents=True, exist_ok=True)
-                tokenizer = jieba.Tokenizer()
-                tokenizer.tmp_dir = str(cache)
-                tokenizer.initialize()
-                _jieba = tokenizer
+                _jieba = tokenizer(cache_dir())
     return _jieba
 
 
-def jieba_cache_file() -> Path:
-    """The dictionary cache jieba was told to use (inside the data dir it started with)."""
-    tokenizer = _tokenizer()
-    return Path(tokenizer.tmp_dir) / (tokenizer.cache_file or "jieba.cache")
+def jieba_dictionary() -> Path:
+    """The dictionary table jieba reads (inside the data dir it started with)."""
+    return Path(_tokenizer().FREQ.path)
 
 
 def tokens(text: str) -> list[str]:

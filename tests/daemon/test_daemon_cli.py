@@ -77,8 +77,8 @@ def run_all(home, commands) -> list[tuple]:
         )
         out, err = (text.replace(str(home), "HOME") for text in (result.stdout, result.stderr))
         # jieba is set up once per process: in this one, with the first test's data dir
-        out = re.sub(r"cache \S+/jieba\.cache", "cache JIEBA", out)
-        out = re.sub(r'("detail": ".*; cache )[^"]*jieba\.cache"', r'\1JIEBA"', out)
+        out = re.sub(r"dictionary \S+/jieba\.sqlite", "dictionary JIEBA", out)
+        out = re.sub(r'("detail": ".*; dictionary )[^"]*jieba\.sqlite"', r'\1JIEBA"', out)
         if command[0] in SCORED and "--json" in command:
             out = _rounded(json.loads(out))
         seen.append((command, result.exit_code, out, err))

@@ -1,0 +1,121 @@
+"""jieba's dictionary for Chinese segmentation, read from disk as it is needed.
+
+jieba segments with a table of about 500,000 entries (each dictionary word with its
+frequency, and every prefix of one). Its own cache loads the whole table into a dict,
+which takes half a second, and a cold `search` for a short prompt needs a few hundred of
+them. So the table lives in an SQLite file in the data dir's cache (built once from
+jieba's dictionary, as jieba builds its own cache), and each entry is read when it is
+first asked for. A process that asks for many (the daemon, a bulk import) reads the
+whole table at once: from then on it is a plain dict, as fast as jieba's own.
+
+Segmentation is the same either way: jieba only ever asks for substrings of the text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+FILE = "jieba.sqlite"
+READ_ALL_AFTER = 50_000  # entries asked for one by one before the whole table is read
+
+
+class Frequencies:
+    """The mapping jieba's Tokenizer reads as `FREQ` (`in`, `[]` and `get` only)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        self._lock = threading.Lock()
+        self._seen: dict[str, int | None] = {}  # word -> frequency, None: not a word
+        self._all: dict[str, int] | None = None
+        self.total = int(self._db.execute("SELECT total FROM source").fetchone()[0])
+
+    def _frequency(self, word: str) -> int | None:
+        if self._all is not None:
+            return self._all.get(word)
+        try:
+            return self._seen[word]
+        except KeyError:
+            pass
+        with self._lock:
+            if len(self._seen) >= READ_ALL_AFTER:
+                self._all = dict(self._db.execute("SELECT word, n FROM words"))
+                return self._all.get(word)
+            row = self._db.execute("SELECT n FROM words WHERE word = ?", (word,)).fetchone()
+            self._seen[word] = found = None if row is None else int(row[0])
+            return found
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and self._frequency(word) is not None
+
+    def __getitem__(self, word: str) -> int:
+        found = self._frequency(word)
+        if found is None:
+            raise KeyError(word)
+        return found
+
+    def get(self, word: str, default: Any = None) -> Any:
+        found = self._frequency(word)
+        return default if found is None else found
+
+
+def tokenizer(cache: Path) -> Any:
+    """A jieba Tokenizer over the table in `cache` (built there first if it is missing or
+    was built from another dictionary file)."""
+    import jieba
+
+    tokenizer = jieba.Tokenizer()
+    with tokenizer.get_dict_file() as dictionary:
+        source = Path(dictionary.name)
+    path = cache / FILE
+    if _stamp(path) != _source_stamp(source):
+        _build(tokenizer, source, path)
+    table = Frequencies(path)
+    tokenizer.FREQ, tokenizer.total, tokenizer.initialized = table, table.total, True
+    return tokenizer
+
+
+def _source_stamp(source: Path) -> str:
+    stat = source.stat()
+    return f"{source}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _stamp(path: Path) -> str | None:
+    """Which dictionary file the table at `path` was built from (None: no usable table)."""
+    if not path.is_file():
+        return None
+    with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(path)) as db:
+        return str(db.execute("SELECT stamp FROM source").fetchone()[0])
+    return None
+
+
+def _build(tokenizer: Any, source: Path, path: Path) -> None:
+    """Write the table next to `path`, then move it in (processes that build at the same
+    time each move a complete file in)."""
+    with source.open("rb") as dictionary:
+        words, total = tokenizer.gen_pfdict(dictionary)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, staging = tempfile.mkstemp(prefix=".jieba-", suffix=".sqlite", dir=path.parent)
+    os.close(fd)
+    try:
+        with contextlib.closing(sqlite3.connect(staging)) as db:
+            db.execute(
+                "CREATE TABLE words (word TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID"
+            )
+            db.executemany("INSERT INTO words VALUES (?, ?)", words.items())
+            db.execute("CREATE TABLE source (stamp TEXT NOT NULL, total INTEGER NOT NULL)")
+            db.execute("INSERT INTO source VALUES (?, ?)", (_source_stamp(source), total))
+            db.commit()
+        os.replace(staging, path)
+        with contextlib.suppress(FileNotFoundError):  # what jieba cached for older versions
+            (path.parent / "jieba.cache").unlink()
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)

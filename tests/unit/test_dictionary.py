@@ -1,0 +1,63 @@
+"""jieba's dictionary read from its SQLite table: the same segmentation as jieba's own."""
+
+import sqlite3
+
+import jieba
+import pytest
+
+from mnemoweave.store import dictionary
+
+TEXTS = [
+    "合并前必须跑检查",
+    "以后代码注释都用英文",
+    "踩坑记录：RQ 的 worker 在 macOS 上 fork 会崩，"
+    "需要设置 OBJC_DISABLE_INITIALIZE_FORK_SAFETY=YES 才行",
+    "我们决定用 httpx，超时设成 10 秒，因为上传经常卡住。",
+    "中华人民共和国国务院总理在北京人民大会堂举行记者会",
+    "Deploy with make deploy, never push to main",
+]
+
+
+@pytest.fixture(scope="module")
+def own(tmp_path_factory):
+    """jieba with its own dictionary, loaded whole (its cache in a temporary dir)."""
+    tokenizer = jieba.Tokenizer()
+    tokenizer.tmp_dir = str(tmp_path_factory.mktemp("jieba"))
+    tokenizer.initialize()
+    return tokenizer
+
+
+def cut(tokenizer, texts):
+    return [list(tokenizer.cut_for_search(text)) for text in texts]
+
+
+def test_words_read_as_needed_segment_as_jiebas_own_dictionary(tmp_path, own):
+    table = dictionary.tokenizer(tmp_path)
+    assert table.FREQ.total == own.total
+    assert cut(table, TEXTS) == cut(own, TEXTS)
+    assert cut(table, ["".join(TEXTS) * 3]) == cut(own, ["".join(TEXTS) * 3])
+    assert table.FREQ._all is None  # a few texts read a few entries, not the table
+
+
+def test_a_process_that_reads_many_words_reads_the_table_once(tmp_path, own, monkeypatch):
+    monkeypatch.setattr(dictionary, "READ_ALL_AFTER", 20)
+    table = dictionary.tokenizer(tmp_path)
+    assert cut(table, TEXTS) == cut(own, TEXTS)
+    assert table.FREQ._all is not None and len(table.FREQ._all) > 100_000
+    assert "中华人民共和国" in table.FREQ and "中华人民共和" in table.FREQ  # a word, a prefix
+    assert "不是一个词语吧" not in table.FREQ and table.FREQ.get("不是一个词语吧", 1) == 1
+
+
+def test_the_table_is_built_again_from_another_dictionary_or_when_damaged(tmp_path):
+    (tmp_path / "jieba.cache").write_bytes(b"what jieba cached for an older version")
+    dictionary.tokenizer(tmp_path)
+    path = tmp_path / dictionary.FILE
+    assert path.is_file() and not (tmp_path / "jieba.cache").exists()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE source SET stamp = 'another dictionary'")
+    assert list(dictionary.tokenizer(tmp_path).cut_for_search("合并前必须跑检查"))
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT stamp FROM source").fetchone()[0] != "another dictionary"
+    path.write_bytes(b"not a database")
+    assert "检查" in dictionary.tokenizer(tmp_path).cut_for_search("合并前必须跑检查")
+    assert [p.name for p in tmp_path.iterdir()] == [dictionary.FILE]  # no staging left
