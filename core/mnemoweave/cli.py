@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
 import sqlite3
 import sys
+import threading
 import time
 from typing import Any
 
@@ -12,7 +16,7 @@ import click
 
 from .cli_scope import scope_options
 from .client import DaemonError
-from .config import load_config, use_data_dir
+from .config import use_data_dir
 from .errors import MnemoweaveError
 from .model import MEMORY_KINDS, ROLES, Memory, age, counted, listed
 from .private import restrict
@@ -392,61 +396,6 @@ def reindex() -> None:
         )
 
 
-@cli.group()
-def model() -> None:
-    """Embedding models: build them from their packaged weights, list them."""
-
-
-@model.command("build")
-@click.argument("names", nargs=-1)
-@click.option("--force", is_flag=True, help="Rebuild even if the cached files are valid.")
-def model_build(names: tuple[str, ...], force: bool) -> None:
-    """Convert packaged weights into model.onnx + tokenizer.json (default: the configured ones)."""
-    from .embed import build_models
-
-    wanted = list(names) or load_config().models()
-    if not wanted:
-        click.echo("embedder is 'none': nothing to build")
-        return
-    for result in build_models(wanted, force=force):
-        state = "built" if result.built else "up to date"
-        parity = (
-            ""
-            if result.parity_min_cosine is None
-            else f", parity min cosine {result.parity_min_cosine:.6f}"
-        )
-        click.echo(f"{result.name}: {state} in {result.seconds:.1f}s{parity} -> {result.path}")
-
-
-@model.command("list")
-@json_option
-def model_list(as_json: bool) -> None:
-    """Registered models, whether each is built, and which one is configured."""
-    from .embed import built, registered
-    from .plugins import make_plugin_manager
-
-    configured, pm = load_config().models(), make_plugin_manager()
-    rows = [
-        {
-            "name": spec.name,
-            "dim": spec.dim,
-            "description": spec.description,
-            "built": built(spec.name, pm),
-            "default": spec.name in configured,
-        }
-        for spec in registered(pm).values()
-    ]
-    if as_json:
-        _emit({"models": rows})
-        return
-    for row in rows:
-        mark = "*" if row["default"] else " "
-        click.echo(
-            f"{mark} {row['name']:<10} {'built' if row['built'] else 'not built':<9} "
-            f"dim {row['dim']:<4} {row['description']}"
-        )
-
-
 @cli.command()
 @click.option("--repair", is_flag=True, help="Fix what can be fixed (indexes, file modes).")
 @json_option
@@ -477,7 +426,25 @@ def demo() -> None:
 
 
 def main() -> None:
-    cli(prog_name="mnemoweave")
+    """The console script. Once the command is done (its store closed), the process leaves
+    without tearing itself down: freeing the loaded models and modules would add a tenth
+    of a second to every command. It exits the usual way while another thread runs or a
+    tracer or profiler (coverage, cProfile) still has work to do at exit."""
+    try:
+        cli(prog_name="mnemoweave")
+        code: Any = 0
+    except SystemExit as exc:
+        code = exc.code
+    if threading.active_count() > 1 or sys.gettrace() or sys.getprofile():
+        sys.exit(code)
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    logging.shutdown()
+    with contextlib.suppress(OSError):  # a reader that left early (`| head`)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code or 0)
 
 
 from . import (  # noqa: E402,F401  (their commands)
@@ -488,6 +455,7 @@ from . import (  # noqa: E402,F401  (their commands)
     cli_forget,
     cli_hosts,
     cli_mcp,
+    cli_model,
     cli_project,
     cli_proxy,
     cli_review,
