@@ -437,6 +437,20 @@ def baseline_code(root: Path, rev: str) -> Path:
     return where / "core"
 
 
+def prepare(
+    root: Path, embedder: str, models: Path, baseline: str | None, bench: str
+) -> tuple[Path | None, dict[str, str], list[str], str]:
+    """Under `root`: the HOME of every subprocess, the baseline's package (None: no
+    baseline), the project checkouts and the run's models. Returns the package, the
+    projects, the models' names and the retrieval mode they give."""
+    (root / "home").mkdir()
+    old_code = baseline_code(root, baseline) if baseline else None
+    projects = make_projects(root)
+    names, mode = resolve_models(embedder, models, root)
+    progress(f"{bench}: {mode}; data under {root}")
+    return old_code, projects, names, mode
+
+
 def measure(
     sizes: Sequence[int],
     calls: int,
@@ -451,11 +465,7 @@ def measure(
     root, load_before = short_root(), [round(load, 2) for load in os.getloadavg()]
     before: dict[str, Any] = {}
     try:
-        (root / "home").mkdir()
-        old_code = baseline_code(root, baseline) if baseline else None
-        projects = make_projects(root)
-        names, mode = resolve_models(embedder, models, root)
-        progress(f"hooks: {mode}; data under {root}")
+        old_code, projects, names, mode = prepare(root, embedder, models, baseline, "hooks")
         warm: dict[int, list[float]] = {}
         cold: dict[str, list[float]] = {}
         extra: dict[str, dict[str, Any]] = {

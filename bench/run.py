@@ -42,6 +42,7 @@ BENCHMARKS = (
     "conflicts",
     "proxy",
     "team",
+    "cold",
 )
 # A benchmark whose module has another name (tests/e2e is a package of its own).
 MODULES = {"e2e": "reach"}
