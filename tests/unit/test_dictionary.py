@@ -1,6 +1,10 @@
 """jieba's dictionary read from its SQLite table: the same segmentation as jieba's own."""
 
+import json
+import os
 import sqlite3
+import subprocess
+import sys
 
 import jieba
 import pytest
@@ -61,3 +65,24 @@ def test_the_table_is_built_again_from_another_dictionary_or_when_damaged(tmp_pa
     path.write_bytes(b"not a database")
     assert "检查" in dictionary.tokenizer(tmp_path).cut_for_search("合并前必须跑检查")
     assert [p.name for p in tmp_path.iterdir()] == [dictionary.FILE]  # no staging left
+
+
+def test_jieba_is_imported_without_pkg_resources_and_segments_the_same(tmp_path, own):
+    """jieba falls back to open() for its data files (HMM tables included) when
+    pkg_resources cannot be imported: a fresh process segments as jieba always does."""
+    code = (
+        "import json, sys; from mnemoweave import text; "
+        "cuts = [list(text._tokenizer().cut_for_search(t)) for t in json.load(sys.stdin)]; "
+        "print(json.dumps([cuts, 'pkg_resources' in sys.modules]))"
+    )
+    env = {**os.environ, "MNEMOWEAVE_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(TEXTS),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    cuts, imported = json.loads(done.stdout)
+    assert cuts == cut(own, TEXTS) and not imported
