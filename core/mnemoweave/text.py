@@ -219,6 +219,11 @@ def _import_jieba() -> Any:
     return jieba
 
 
+def read_dictionary() -> None:
+    """Read jieba's whole dictionary now (a long-lived process segments every turn)."""
+    _tokenizer().FREQ.read_all()
+
+
 def jieba_dictionary() -> Path:
     """The dictionary table jieba reads (inside the data dir it started with)."""
     return Path(_tokenizer().FREQ.path)

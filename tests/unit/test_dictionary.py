@@ -52,6 +52,13 @@ def test_a_process_that_reads_many_words_reads_the_table_once(tmp_path, own, mon
     assert "不是一个词语吧" not in table.FREQ and table.FREQ.get("不是一个词语吧", 1) == 1
 
 
+def test_the_whole_table_read_at_once_segments_the_same(tmp_path, own):
+    table = dictionary.tokenizer(tmp_path)
+    assert table.FREQ._all is None
+    assert len(table.FREQ.read_all()) == len(own.FREQ)
+    assert cut(table, TEXTS) == cut(own, TEXTS)
+
+
 def test_the_table_is_built_again_from_another_dictionary_or_when_damaged(tmp_path):
     (tmp_path / "jieba.cache").write_bytes(b"what jieba cached for an older version")
     dictionary.tokenizer(tmp_path)
@@ -86,3 +93,12 @@ def test_jieba_is_imported_without_pkg_resources_and_segments_the_same(tmp_path,
     )
     cuts, imported = json.loads(done.stdout)
     assert cuts == cut(own, TEXTS) and not imported
+
+
+def test_the_daemon_reads_the_whole_dictionary_while_it_warms_up(engine, monkeypatch):
+    from mnemoweave import text
+    from mnemoweave.daemon.server import warm
+
+    monkeypatch.setattr(text, "_jieba", None)  # this process's jieba, set up afresh
+    warm(engine)
+    assert text._tokenizer().FREQ._all is not None

@@ -33,6 +33,7 @@ from ..config import load_config
 from ..model import Turn
 from ..private import make_dir
 from ..secrets import redact
+from ..text import read_dictionary
 from . import tcp, team, web
 from .idle import IdleWork
 from .process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
@@ -218,6 +219,7 @@ def warm(engine: Any) -> None:
     """Load now what the first call would: store, models and index, jieba, the classifier,
     the secret detection."""
     engine.retrieval_mode()  # opens the store, loads the models and their vector indexes
+    read_dictionary()
     redact("warm up")
     engine.classify(Turn("warm-up", "user", "warm up 预热"))
     for source in ("memories", "turns"):  # an older data dir's vector index is split here

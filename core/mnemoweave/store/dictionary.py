@@ -5,8 +5,9 @@ frequency, and every prefix of one). Its own cache loads the whole table into a 
 which takes half a second, and a cold `search` for a short prompt needs a few hundred of
 them. So the table lives in an SQLite file in the data dir's cache (built once from
 jieba's dictionary, as jieba builds its own cache), and each entry is read when it is
-first asked for. A process that asks for many (the daemon, a bulk import) reads the
-whole table at once: from then on it is a plain dict, as fast as jieba's own.
+first asked for. A process that asks for many (a bulk import) reads the whole table at
+once, and the daemon reads it while it warms up: from then on it is a plain dict, as fast
+as jieba's own.
 
 Segmentation is the same either way: jieba only ever asks for substrings of the text.
 """
@@ -44,13 +45,19 @@ class Frequencies:
             return self._seen[word]
         except KeyError:
             pass
+        if len(self._seen) >= READ_ALL_AFTER:
+            return self.read_all().get(word)
         with self._lock:
-            if len(self._seen) >= READ_ALL_AFTER:
-                self._all = dict(self._db.execute("SELECT word, n FROM words"))
-                return self._all.get(word)
             row = self._db.execute("SELECT n FROM words WHERE word = ?", (word,)).fetchone()
-            self._seen[word] = found = None if row is None else int(row[0])
-            return found
+        self._seen[word] = found = None if row is None else int(row[0])
+        return found
+
+    def read_all(self) -> dict[str, int]:
+        """Read the whole table (once): from now on every entry is in memory."""
+        with self._lock:
+            if self._all is None:
+                self._all = dict(self._db.execute("SELECT word, n FROM words"))
+        return self._all
 
     def __contains__(self, word: object) -> bool:
         return isinstance(word, str) and self._frequency(word) is not None
