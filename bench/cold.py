@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 from corpus import prompts, rotate
 from harness import progress
 from hooks import (
-    CLI_TIMEOUT,
+    cli_ms,
     configure,
     load,
     machine,
@@ -61,16 +59,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return measure(args.size, args.limit or args.calls, args.embedder, args.models, args.baseline)
 
 
-def call(argv: list[str], env: dict[str, str], cwd: str) -> float:
-    """Milliseconds from spawn to exit of one command."""
-    started = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, cwd=cwd, env=env, timeout=CLI_TIMEOUT)
-    elapsed = (time.perf_counter() - started) * 1000
-    if done.returncode != 0:
-        raise SystemExit(f"cold: {' '.join(argv[-2:])} exited {done.returncode}: {done.stderr!r}")
-    return elapsed
-
-
 def measure(
     size: int, calls: int, embedder: str, models: Path, baseline: str | None
 ) -> dict[str, Any]:
@@ -94,7 +82,7 @@ def measure(
         }
         for version in versions.values():  # bytecode, jieba's table: paid once per install
             for cases in commands.values():
-                call(cases[0][0], version, cases[0][1])
+                cli_ms(cases[0][0], version, cases[0][1])
         timings: dict[str, dict[str, list[float]]] = {
             v: {c: [] for c in commands} for v in versions
         }
@@ -102,7 +90,7 @@ def measure(
             progress(f"cold: {command}, {calls} calls per version")
             for argv, cwd in rotate(cases, calls):
                 for version, version_env in versions.items():
-                    timings[version][command].append(call(argv, version_env, cwd))
+                    timings[version][command].append(cli_ms(argv, version_env, cwd)[0])
         report = {
             "benchmark": "cold",
             "memories": loaded["memories"],

@@ -194,12 +194,12 @@ def doctor(engine: Engine, repair: bool = False) -> list[Check]:
         )
     checks += _retrieval_checks(engine, repair)
     words = text.tokens("以后代码注释都用英文")
-    cache = text.jieba_dictionary()
+    dictionary = text.jieba_dictionary()
     checks.append(
         Check(
             "chinese segmentation",
-            "注释" in words and cache.is_file(),
-            f"{' / '.join(words)}; dictionary {cache}",
+            "注释" in words and dictionary.is_file(),
+            f"{' / '.join(words)}; dictionary {dictionary}",
         )
     )
     return checks

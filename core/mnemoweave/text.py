@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import logging
 import math
 import re
-import sys
 import threading
 import unicodedata
 from pathlib import Path
@@ -200,23 +198,8 @@ def _tokenizer() -> Any:
             if _jieba is None:
                 from .store.dictionary import tokenizer
 
-                _import_jieba().setLogLevel(logging.WARNING)
                 _jieba = tokenizer(cache_dir())
     return _jieba
-
-
-def _import_jieba() -> Any:
-    """jieba, imported without pkg_resources: jieba opens its data files through it when
-    setuptools is installed (importing it takes 0.15 s), and with open() when it is not."""
-    hidden = "pkg_resources" not in sys.modules
-    if hidden:
-        sys.modules["pkg_resources"] = None  # type: ignore[assignment]  # import fails fast
-    try:
-        import jieba
-    finally:
-        if hidden:
-            del sys.modules["pkg_resources"]
-    return jieba
 
 
 def read_dictionary() -> None:

@@ -15,8 +15,10 @@ Segmentation is the same either way: jieba only ever asks for substrings of the 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -57,6 +59,7 @@ class Frequencies:
         with self._lock:
             if self._all is None:
                 self._all = dict(self._db.execute("SELECT word, n FROM words"))
+                self._seen = {}  # every answer is in the table now
         return self._all
 
     def __contains__(self, word: object) -> bool:
@@ -76,22 +79,32 @@ class Frequencies:
 def tokenizer(cache: Path) -> Any:
     """A jieba Tokenizer over the table in `cache` (built there first if it is missing or
     was built from another dictionary file)."""
-    import jieba
-
+    jieba = _import_jieba()
+    jieba.setLogLevel(logging.WARNING)
     tokenizer = jieba.Tokenizer()
     with tokenizer.get_dict_file() as dictionary:
         source = Path(dictionary.name)
-    path = cache / FILE
-    if _stamp(path) != _source_stamp(source):
-        _build(tokenizer, source, path)
+    path, stat = cache / FILE, source.stat()
+    stamp = f"{source}:{stat.st_size}:{stat.st_mtime_ns}"
+    if _stamp(path) != stamp:
+        _build(tokenizer, source, stamp, path)
     table = Frequencies(path)
     tokenizer.FREQ, tokenizer.total, tokenizer.initialized = table, table.total, True
     return tokenizer
 
 
-def _source_stamp(source: Path) -> str:
-    stat = source.stat()
-    return f"{source}:{stat.st_size}:{stat.st_mtime_ns}"
+def _import_jieba() -> Any:
+    """jieba, imported without pkg_resources: jieba opens its data files through it when
+    setuptools is installed (importing it takes 0.15 s), and with open() when it is not."""
+    hidden = "pkg_resources" not in sys.modules
+    if hidden:
+        sys.modules["pkg_resources"] = None  # type: ignore[assignment]  # import fails fast
+    try:
+        import jieba
+    finally:
+        if hidden:
+            del sys.modules["pkg_resources"]
+    return jieba
 
 
 def _stamp(path: Path) -> str | None:
@@ -103,9 +116,9 @@ def _stamp(path: Path) -> str | None:
     return None
 
 
-def _build(tokenizer: Any, source: Path, path: Path) -> None:
-    """Write the table next to `path`, then move it in (processes that build at the same
-    time each move a complete file in)."""
+def _build(tokenizer: Any, source: Path, stamp: str, path: Path) -> None:
+    """Write the table from dictionary file `source` (`stamp` says which) next to `path`,
+    then move it in (processes that build at the same time each move a complete file in)."""
     with source.open("rb") as dictionary:
         words, total = tokenizer.gen_pfdict(dictionary)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -118,7 +131,7 @@ def _build(tokenizer: Any, source: Path, path: Path) -> None:
             )
             db.executemany("INSERT INTO words VALUES (?, ?)", words.items())
             db.execute("CREATE TABLE source (stamp TEXT NOT NULL, total INTEGER NOT NULL)")
-            db.execute("INSERT INTO source VALUES (?, ?)", (_source_stamp(source), total))
+            db.execute("INSERT INTO source VALUES (?, ?)", (stamp, total))
             db.commit()
         os.replace(staging, path)
         with contextlib.suppress(FileNotFoundError):  # what jieba cached for older versions
