@@ -35,25 +35,40 @@ def cut(tokenizer, texts):
     return [list(tokenizer.cut_for_search(text)) for text in texts]
 
 
-def test_words_read_as_needed_segment_as_jiebas_own_dictionary(tmp_path, own):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A cache dir whose table is built already: tokenizers opened on it read entries."""
+    cache = tmp_path_factory.mktemp("cache")
+    dictionary.tokenizer(cache)
+    return cache
+
+
+def test_a_table_just_built_is_not_read_back(tmp_path, own):
     table = dictionary.tokenizer(tmp_path)
+    assert table.FREQ._all is not None and len(table.FREQ._all) == len(own.FREQ)
+    assert cut(table, TEXTS) == cut(own, TEXTS)
+
+
+def test_words_read_as_needed_segment_as_jiebas_own_dictionary(built, own):
+    table = dictionary.tokenizer(built)
     assert table.FREQ.total == own.total
     assert cut(table, TEXTS) == cut(own, TEXTS)
     assert cut(table, ["".join(TEXTS) * 3]) == cut(own, ["".join(TEXTS) * 3])
     assert table.FREQ._all is None  # a few texts read a few entries, not the table
 
 
-def test_a_process_that_reads_many_words_reads_the_table_once(tmp_path, own, monkeypatch):
+def test_a_process_that_reads_many_words_reads_the_table_once(built, own, monkeypatch):
     monkeypatch.setattr(dictionary, "READ_ALL_AFTER", 20)
-    table = dictionary.tokenizer(tmp_path)
+    table = dictionary.tokenizer(built)
+    assert table.FREQ._all is None
     assert cut(table, TEXTS) == cut(own, TEXTS)
     assert table.FREQ._all is not None and len(table.FREQ._all) > 100_000
     assert "中华人民共和国" in table.FREQ and "中华人民共和" in table.FREQ  # a word, a prefix
     assert "不是一个词语吧" not in table.FREQ and table.FREQ.get("不是一个词语吧", 1) == 1
 
 
-def test_the_whole_table_read_at_once_segments_the_same(tmp_path, own):
-    table = dictionary.tokenizer(tmp_path)
+def test_the_whole_table_read_at_once_segments_the_same(built, own):
+    table = dictionary.tokenizer(built)
     assert table.FREQ._all is None
     assert len(table.FREQ.read_all()) == len(own.FREQ)
     assert cut(table, TEXTS) == cut(own, TEXTS)
@@ -99,6 +114,7 @@ def test_the_daemon_reads_the_whole_dictionary_while_it_warms_up(engine, monkeyp
     from mnemoweave import text
     from mnemoweave.daemon.server import warm
 
+    dictionary.tokenizer(text.cache_dir())  # the data dir's table exists: opened, not built
     monkeypatch.setattr(text, "_jieba", None)  # this process's jieba, set up afresh
     warm(engine)
     assert text._tokenizer().FREQ._all is not None

@@ -31,13 +31,14 @@ READ_ALL_AFTER = 50_000  # entries asked for one by one before the whole table i
 class Frequencies:
     """The mapping jieba's Tokenizer reads as `FREQ` (`in`, `[]` and `get` only)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, every: dict[str, int] | None = None) -> None:
+        """The table at `path`; `every` is all of it when the caller has it in memory."""
         self.path = path
         uri = f"{path.resolve().as_uri()}?mode=ro"
         self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
         self._lock = threading.Lock()
         self._seen: dict[str, int | None] = {}  # word -> frequency, None: not a word
-        self._all: dict[str, int] | None = None
+        self._all = every
         self.total = int(self._db.execute("SELECT total FROM source").fetchone()[0])
 
     def _frequency(self, word: str) -> int | None:
@@ -86,9 +87,8 @@ def tokenizer(cache: Path) -> Any:
         source = Path(dictionary.name)
     path, stat = cache / FILE, source.stat()
     stamp = f"{source}:{stat.st_size}:{stat.st_mtime_ns}"
-    if _stamp(path) != stamp:
-        _build(tokenizer, source, stamp, path)
-    table = Frequencies(path)
+    built = _build(tokenizer, source, stamp, path) if _stamp(path) != stamp else None
+    table = Frequencies(path, built)  # what was just built is not read again
     tokenizer.FREQ, tokenizer.total, tokenizer.initialized = table, table.total, True
     return tokenizer
 
@@ -116,9 +116,10 @@ def _stamp(path: Path) -> str | None:
     return None
 
 
-def _build(tokenizer: Any, source: Path, stamp: str, path: Path) -> None:
+def _build(tokenizer: Any, source: Path, stamp: str, path: Path) -> dict[str, int]:
     """Write the table from dictionary file `source` (`stamp` says which) next to `path`,
-    then move it in (processes that build at the same time each move a complete file in)."""
+    then move it in (processes that build at the same time each move a complete file in).
+    Returns its entries."""
     with source.open("rb") as dictionary:
         words, total = tokenizer.gen_pfdict(dictionary)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,6 +137,7 @@ def _build(tokenizer: Any, source: Path, stamp: str, path: Path) -> None:
         os.replace(staging, path)
         with contextlib.suppress(FileNotFoundError):  # what jieba cached for older versions
             (path.parent / "jieba.cache").unlink()
+        return words
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(staging)
