@@ -1,19 +1,17 @@
 """The daemon's client: HTTP/1.1 over the data dir's Unix socket, standard library only.
 
-Short-lived hook processes import this on every prompt, so it imports nothing but the
-standard library (not even http.client, which pulls in ssl and email): a request is one
-connection, one JSON body each way. `ensure_daemon` starts `mnemoweave serve` detached
-when no daemon answers.
+Short-lived hook processes import this on every prompt, so it imports only the
+standard library's C modules at first (not `socket`, `json` or `http.client`, whose imports
+cost a hook more than its answer does): a request is one connection, one JSON body each
+way. `ensure_daemon` starts `mnemoweave serve` detached when no daemon answers.
 """
 
 from __future__ import annotations
 
-import contextlib
+import _socket
 import errno
 import fcntl
-import json
 import os
-import socket
 import sys
 import time
 
@@ -56,14 +54,14 @@ def socket_path(home: Where) -> str:
     return os.path.join(os.fspath(home), SOCKET_NAME)
 
 
-def _connect(path: str, deadline: float) -> socket.socket:
+def _connect(path: str, deadline: float) -> _socket.socket:
     """A connection to the daemon's socket. While its listen backlog is full (EAGAIN), or it
     refuses while a daemon holds the lock (it is binding), this retries with a short backoff,
     for at most RETRY_FOR seconds and never past `deadline`."""
     give_up = min(deadline, time.monotonic() + RETRY_FOR)
     pause = 0.005
     while True:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(max(0.001, deadline - time.monotonic()))
             sock.connect(path)
@@ -84,8 +82,10 @@ def _exchange(path: str, raw: bytes, deadline: float) -> bytes:
     daemon closes the connection; b"" when the connection ended without one."""
     sock = _connect(path, deadline)
     try:
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            sock.sendall(raw)  # if the daemon closed early, whatever it answered is still read
+        try:  # noqa: SIM105 (contextlib would be one more import on the hook's path)
+            sock.sendall(raw)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the daemon closed early: whatever it answered is still read
         answer = bytearray()
         size: int | None = None  # the whole answer's length, once its head has arrived
         while size is None or len(answer) < size:
@@ -130,30 +130,30 @@ def encodable(value: Any) -> Any:
     return value
 
 
-def _parse(answer: bytes) -> tuple[int, Any]:
+def _status(answer: bytes) -> tuple[int, bytes]:
+    """An answer's HTTP status and body."""
     head, _, body = answer.partition(b"\r\n\r\n")
     status_line = head.split(b"\r\n", 1)[0].split()
     if len(status_line) < 2 or not status_line[1].isdigit():
         raise DaemonError("the daemon sent a malformed answer")
+    return int(status_line[1]), body
+
+
+def _parse(answer: bytes) -> tuple[int, Any]:
+    import json
+
+    status, body = _status(answer)
     try:
-        return int(status_line[1]), json.loads(body) if body else {}
+        return status, json.loads(body) if body else {}
     except ValueError:
         raise DaemonError("the daemon sent a malformed answer") from None
 
 
-def request(
-    home: Where,
-    method: str,
-    path: str,
-    body: Any = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> dict[str, Any]:
-    """One API call (`path` is the URL path with any query string); the answer's JSON object.
+def send(home: Where, method: str, path: str, data: bytes, timeout: float) -> tuple[int, bytes]:
+    """One request whose JSON body is already encoded: the answer's status and body.
 
-    Raises DaemonError when the daemon is not there, does not answer within `timeout`
-    seconds, or answers with a non-2xx status (with its message).
-    """
-    data = b"" if body is None else json.dumps(encodable(body), ensure_ascii=False).encode()
+    Raises DaemonError when the daemon is not there or does not answer within `timeout`
+    seconds (Unanswered when it closed the connection without answering)."""
     head = (
         f"{method} {path} HTTP/1.1\r\nHost: mnemoweave\r\nConnection: close\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
@@ -170,7 +170,29 @@ def request(
             f"the daemon stopped before answering {method} {path.split('?')[0]}; "
             "the request may have been applied"
         )
-    status, payload = _parse(answer)
+    return _status(answer)
+
+
+def request(
+    home: Where,
+    method: str,
+    path: str,
+    body: Any = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> dict[str, Any]:
+    """One API call (`path` is the URL path with any query string); the answer's JSON object.
+
+    Raises DaemonError when the daemon is not there, does not answer within `timeout`
+    seconds, or answers with a non-2xx status (with its message).
+    """
+    import json
+
+    data = b"" if body is None else json.dumps(encodable(body), ensure_ascii=False).encode()
+    status, answer = send(home, method, path, data, timeout)
+    try:
+        payload = json.loads(answer) if answer else {}
+    except ValueError:
+        raise DaemonError("the daemon sent a malformed answer") from None
     if not 200 <= status < 300:
         message = payload.get("error") if isinstance(payload, dict) else None
         raise DaemonError(message or f"the daemon answered HTTP {status}", status)

@@ -7,12 +7,16 @@ no daemon answers it starts one and waits at most what is left of the event's bu
 payload the daemon did not take is spooled under `spool/` and stored when the daemon
 starts, so no turn is lost. The Claude Code plugin's hooks (run with
 MNEMOWEAVE_HOOK_VIA=plugin) stand aside where a settings install of ours is active, so
-that a prompt gets one memory block.
+that a prompt gets one memory block (the daemon checks for that install).
+
+A prompt waits for the hook's whole process, so the common case imports next to nothing:
+with a daemon running, the payload goes to it as it was read and its answer comes back as
+it was sent, with no JSON parsed on this side. Everything else (no daemon yet, a payload
+the daemon refused, spooling) takes the general path, which reads the payload first.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -81,6 +85,7 @@ def spool(where: str | PathLike[str], host: str, event: str, payload: Any) -> Pa
     """Keep a payload the daemon did not take (0600), for the daemon to replay: of a tool
     call only what is kept of it (TOOL_KEPT), every string cleaned as stored text is
     (secrets redacted, private spans dropped)."""
+    import json
     from pathlib import Path
 
     from .text import clean_all
@@ -96,8 +101,49 @@ def spool(where: str | PathLike[str], host: str, event: str, payload: Any) -> Pa
     return folder / name
 
 
+HOOK_ROUTE = "/v1/hooks/{host}/{event}"
+OUTPUT = b'{"output": '  # how the daemon's answer to a hook begins (server.py: json.dumps)
+
+
+def _via() -> str | None:
+    """Who runs the hook when it is not a settings install: "plugin" (see the module doc)."""
+    return os.environ.get("MNEMOWEAVE_HOOK_VIA") or None
+
+
+def _ask(where: str, host: str, event: str, raw: bytes, deadline: float) -> str | None:
+    """The host's output from a running daemon, the payload sent as it was read ("" when
+    the event has none). None when the general path must take over: no daemon answered
+    (it starts one, or spools), or the daemon refused the payload (the general path reads
+    it, repairs what it can and says why). A daemon that failed raises DaemonError."""
+    via = _via()
+    head = b'{"via": "%s", "payload": ' % via.encode() if via else b'{"payload": '
+    try:
+        status, answer = client.send(
+            where,
+            "POST",
+            HOOK_ROUTE.format(host=host, event=event),
+            head + raw + b"}",
+            deadline - time.monotonic(),
+        )
+    except client.DaemonError:
+        return None
+    if status >= 500:
+        raise client.DaemonError(f"the daemon answered HTTP {status}", status)
+    if status != 200:
+        return None
+    if answer.startswith(OUTPUT) and answer.endswith(b"}"):
+        output = answer[len(OUTPUT) : -1]
+        return "" if output in (b"null", b"{}") else output.decode("utf-8")
+    import json  # an answer of another shape: read it whole
+
+    found = json.loads(answer).get("output")
+    return json.dumps(found, ensure_ascii=False) if found else ""
+
+
 def _deliver(where: str, host: str, event: str, payload: Any, deadline: float) -> Any:
-    path, body = f"/v1/hooks/{host}/{event}", {"payload": payload}
+    path, body = HOOK_ROUTE.format(host=host, event=event), {"payload": payload}
+    if via := _via():
+        body["via"] = via
     if deadline <= time.monotonic():
         raise client.DaemonError("no time left in the hook's budget")
     try:
@@ -111,53 +157,74 @@ def _deliver(where: str, host: str, event: str, payload: Any, deadline: float) -
     return client.request(where, "POST", path, body, timeout=deadline - time.monotonic())
 
 
+def _read(where: str, host: str, event: str, raw: bytes) -> Any:
+    """The payload as JSON (cut to MAX_PAYLOAD, its strings made encodable); None, logged,
+    when it is not JSON."""
+    import json
+
+    if len(raw) > MAX_PAYLOAD:
+        log(where, f"{host} {event}: payload over {MAX_PAYLOAD} bytes, cut")
+        raw = raw[:MAX_PAYLOAD]
+    try:
+        return client.encodable(json.loads(raw.decode("utf-8", "replace")))
+    except (ValueError, RecursionError) as exc:
+        log(where, f"{host} {event}: unreadable payload: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _general(where: str, host: str, event: str, raw: bytes, deadline: float) -> str:
+    """The hook the long way: read the payload, reach a daemon (starting one if need be),
+    or spool the payload. The host's output, or "" (what went wrong is logged)."""
+    import json
+
+    payload = _read(where, host, event, raw)
+    if payload is None:
+        return ""
+    try:
+        answer = _deliver(where, host, event, payload, deadline)
+    except client.DaemonError as exc:
+        _failed(where, host, event, payload, exc)
+        return ""
+    output = answer.get("output") if isinstance(answer, dict) else None
+    return json.dumps(output, ensure_ascii=False) if output else ""
+
+
+def _failed(where: str, host: str, event: str, payload: Any, exc: client.DaemonError) -> None:
+    """A refusal is logged; a payload no daemon took is spooled."""
+    if exc.status is not None and exc.status < 500:
+        log(where, f"{host} {event}: refused: {exc}")
+        return
+    try:
+        spooled = spool(where, host, event, payload)
+        log(where, f"{host} {event}: {exc}; spooled to {spooled.name}")
+    except OSError as error:
+        log(where, f"{host} {event}: {exc}; could not spool: {error}")
+
+
 def run(host: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
     """One hook invocation; always returns 0."""
     deadline = time.monotonic() + budget(event)
     where = home()
     try:
         raw = stdin.read(MAX_PAYLOAD + 1)
-        if len(raw) > MAX_PAYLOAD:
-            log(where, f"{host} {event}: payload over {MAX_PAYLOAD} bytes, cut")
-            raw = raw[:MAX_PAYLOAD]
-        payload = client.encodable(json.loads(raw.decode("utf-8", "replace")))
-    except (OSError, ValueError, RecursionError) as exc:
-        log(where, f"{host} {event}: unreadable payload: {type(exc).__name__}: {exc}")
-        return 0
-    if host == "claude-code" and os.environ.get("MNEMOWEAVE_HOOK_VIA") == "plugin":
-        from pathlib import Path
-
-        from .install import settings_install
-
-        cwd = payload.get("cwd") if isinstance(payload, dict) else None
-        active = settings_install(Path(cwd) if isinstance(cwd, str) and cwd else None)
-        if active is not None:
-            log(where, f"{host} {event}: the plugin stands aside for the hooks in {active}")
-            return 0
-    try:
-        answer = _deliver(where, host, event, payload, deadline)
-    except client.DaemonError as exc:
-        if exc.status is not None and exc.status < 500:
-            log(where, f"{host} {event}: refused: {exc}")
-            return 0
-        try:
-            spooled = spool(where, host, event, payload)
-            log(where, f"{host} {event}: {exc}; spooled to {spooled.name}")
-        except OSError as error:
-            log(where, f"{host} {event}: {exc}; could not spool: {error}")
+        output = _ask(where, host, event, raw, deadline) if len(raw) <= MAX_PAYLOAD else None
+        if output is None:
+            output = _general(where, host, event, raw, deadline)
+    except client.DaemonError as exc:  # the daemon failed on it: the payload is spooled
+        if (payload := _read(where, host, event, raw)) is not None:
+            _failed(where, host, event, payload, exc)
         return 0
     except Exception as exc:  # fail open, whatever happened
         log(where, f"{host} {event}: {type(exc).__name__}: {exc}")
         return 0
-    output = answer.get("output") if isinstance(answer, dict) else None
     if output:
-        stdout.write(json.dumps(output, ensure_ascii=False))
+        stdout.write(output)
         stdout.flush()
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m mnemoweave.hook HOST EVENT` (what the hook scripts run)."""
+    """`mnemoweave hook HOST EVENT`, or ENTRY (what the hook scripts and settings run)."""
     restrict()  # the log and the spool are the user's alone
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
@@ -166,7 +233,17 @@ def main(argv: list[str] | None = None) -> int:
     return run(args[0], args[1], sys.stdin.buffer, sys.stdout)
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The hook process: run, then exit without the interpreter's teardown (the answer is
+    out and every file is closed)."""
     code = main()
     sys.stdout.flush()
-    os._exit(code)  # the answer is out and every file is closed: skip the interpreter's teardown
+    os._exit(code)
+
+
+# What hosts run: `python -c ENTRY HOST EVENT` (not `-m`, whose runpy machinery costs a
+# prompt more than this module's imports do).
+ENTRY = "from mnemoweave.hook import cli; cli()"
+
+if __name__ == "__main__":
+    cli()

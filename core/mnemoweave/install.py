@@ -32,6 +32,7 @@ from typing import Any
 
 from .config import data_dir
 from .errors import InvalidInput
+from .hook import ENTRY
 from .projects import checkout_root
 
 HOST = "claude-code"
@@ -51,7 +52,7 @@ MARKERS = ("mnemoweave-hook", "mnemoweave.hook", "mnemoweave hook")  # how ours 
 
 def recorded_command() -> str:
     """The hook command for settings files: this Python, by absolute path."""
-    return f"{shlex.quote(sys.executable)} -m mnemoweave.hook"
+    return f"{shlex.quote(sys.executable)} -c {shlex.quote(ENTRY)}"
 
 
 def hooks_object(command: str) -> dict[str, Any]:

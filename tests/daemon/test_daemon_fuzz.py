@@ -97,3 +97,16 @@ def test_the_hook_process_exits_0_silently_on_anything(tmp_path_factory, monkeyp
     out = io.StringIO()
     assert hook.run("claude-code", "UserPromptSubmit", io.BytesIO(raw), out) == 0
     assert out.getvalue() == ""
+
+
+@SETTINGS
+@given(raw=st.binary(max_size=200) | PAYLOADS.map(lambda v: json.dumps(v).encode()))
+def test_the_hook_process_sends_anything_to_a_daemon_and_prints_only_json(
+    shared_daemon, monkeypatch, raw
+):
+    monkeypatch.setenv("MNEMOWEAVE_HOME", str(shared_daemon.home))
+    monkeypatch.setenv("MNEMOWEAVE_HOOK_BUDGET_MS", "20000")
+    out = io.StringIO()
+    assert hook.run("claude-code", "UserPromptSubmit", io.BytesIO(raw), out) == 0
+    assert out.getvalue() == "" or isinstance(json.loads(out.getvalue()), dict)
+    assert not list((shared_daemon.home / "spool").glob("*.json"))  # nothing failed

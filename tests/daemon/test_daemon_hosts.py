@@ -7,12 +7,14 @@ import json
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 from running import daemon_env, start_daemon
 
 from mnemoweave import client, hook
+from mnemoweave.install import hooks_object, recorded_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOADS = ROOT / "tests" / "e2e" / "payloads" / "claude-code"
@@ -61,6 +63,38 @@ def test_the_hook_process_prints_the_answer(daemon, monkeypatch):
     assert hook.run("claude-code", "SessionStart", io.BytesIO(raw), out) == 0
     printed = json.loads(out.getvalue())
     assert "以后代码注释都用英文" in printed["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_plugins_hook_stands_aside_where_a_settings_install_is_active(
+    daemon, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("MNEMOWEAVE_HOME", str(daemon.home))
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    global_memory = {"text": "Uploads retry three times", "project": ""}
+    daemon.call("POST", "/v1/memories", global_memory)
+
+    def prompted(via: str) -> str:
+        monkeypatch.setenv("MNEMOWEAVE_HOOK_VIA", via)
+        prompt = payload(
+            "UserPromptSubmit",
+            prompt="How often do uploads retry?",
+            cwd=str(project),
+            session_id=str(uuid.uuid4()),
+        )
+        out = io.StringIO()
+        raw = io.BytesIO(json.dumps(prompt).encode())
+        assert hook.run("claude-code", "UserPromptSubmit", raw, out) == 0
+        return out.getvalue()
+
+    assert "Uploads retry three times" in prompted("plugin")  # the only install: it answers
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": hooks_object(recorded_command())}))
+    assert prompted("plugin") == ""
+    last = (daemon.home / "logs" / "hooks.log").read_text().splitlines()[-1]
+    assert f"the plugin stands aside for the hooks in {settings}" in last
+    assert "Uploads retry three times" in prompted("")  # the settings install's hook answers
 
 
 def test_what_the_hooks_spooled_is_stored_when_a_daemon_runs(home, monkeypatch):

@@ -8,9 +8,11 @@ from there on: compile, model build (a no-op on the session's built models), doc
 the host install into a tmp HOME. untouched_checkout fails the test if the checkout changed."""
 
 import json
+import shlex
 from pathlib import Path
 
 from bundle_copy import run
+from mnemoweave.hook import ENTRY
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,6 +37,7 @@ def test_setup_installs_into_claude_code(
     commands = [
         h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]
     ]
-    assert len(commands) == 6 and all("-m mnemoweave.hook claude-code" in c for c in commands)
+    entry = f"-c {shlex.quote(ENTRY)} claude-code"
+    assert len(commands) == 6 and all(entry in c for c in commands)
     bad = setup(checkout_copy, "--host", "emacs", env=setup_env, timeout=60)
     assert bad.returncode == 2 and "unknown host 'emacs'" in bad.stderr

@@ -1,17 +1,26 @@
 """The hooks route: hooks post `{"payload": ...}` to `/v1/hooks/{host}/{event}` and print
 the `output` they get back. A hook is answered as soon as its weave is ready: its turns are
 stored after the answer is sent, by the transcript follower's worker (or by the next
-request, which first runs what is left), and what fails to store is spooled."""
+request, which first runs what is left), and what fails to store is spooled.
+
+A hook sends its payload as the host wrote it (hook.py), so its strings are made
+encodable here. The Claude Code plugin's hooks say so (`"via": "plugin"`) and stand aside
+where a settings install of ours is active for the payload's directory: one prompt, one
+memory block."""
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from .. import adapters
 from ..adapters import claude_code
+from ..client import encodable
 from ..errors import MnemoweaveError
+from ..hook import log as hook_log
 from ..hook import spool
+from ..install import settings_install
 from .routes import Context, Route, add
 from .schema import ANY, OBJECT, STR
 from .spool import replay_spool, spooled
@@ -38,9 +47,19 @@ class Hosts:
         with self.ctx.lock:  # nothing an answered hook left is lost
             self.ctx.settle()
 
-    def hook(self, ctx: Context, host: str, event: str, payload: Any) -> dict[str, Any]:
+    def hook(
+        self, ctx: Context, host: str, event: str, payload: Any, via: str | None = None
+    ) -> dict[str, Any]:
         """Answer first; the event's turns are stored by the worker once the answer is out
         (or by the next request, whichever comes first)."""
+        payload = encodable(payload)
+        if via == PLUGIN and host == claude_code.HOST:
+            cwd = payload.get("cwd") if isinstance(payload, dict) else None
+            active = settings_install(Path(cwd) if isinstance(cwd, str) and cwd else None)
+            if active is not None:
+                message = f"{host} {event}: the plugin stands aside for the hooks in {active}"
+                hook_log(ctx.engine.home, message)
+                return {"output": None}
         with ctx.engine.deferring(ctx.defer):  # what the weave records waits too
             handled = adapters.respond(ctx.engine, host, event, payload)
         if handled.later:
@@ -62,15 +81,18 @@ class Hosts:
             spool(self.ctx.engine.home, host, event, payload)
 
 
+PLUGIN = "plugin"  # what the Claude Code plugin's hooks send as `via`
 HOSTS: Hosts | None = None
 # the engine's registered hosts (adapters.hosts) are checked when the hook runs
 HOST = STR | {"description": "A registered host: claude-code, opencode, dsh or a plugin's."}
 
 
-def _hook(ctx: Context, host: str, event: str, payload: Any) -> dict[str, Any]:
+def _hook(
+    ctx: Context, host: str, event: str, payload: Any, via: str | None = None
+) -> dict[str, Any]:
     if HOSTS is None:
         raise MnemoweaveError("the daemon's host side is not started")
-    return HOSTS.hook(ctx, host, event, payload)
+    return HOSTS.hook(ctx, host, event, payload, via)
 
 
 add(
@@ -79,7 +101,12 @@ add(
         "/v1/hooks/{host}/{event}",
         _hook,
         "Run one host hook event on its payload; answers with the output the host reads.",
-        {"host": HOST, "event": STR, "payload": ANY},
+        {
+            "host": HOST,
+            "event": STR,
+            "payload": ANY,
+            "via": STR | {"description": '"plugin" from the Claude Code plugin\'s hooks.'},
+        },
         ("host", "event", "payload"),
         returns=OBJECT,
         raw=True,
