@@ -71,7 +71,7 @@ def measure(
         env = subprocess_env(root, home, chosen)
         versions = {"current": env}
         if old_code is not None:
-            versions["baseline"] = env | {"PYTHONPATH": str(old_code)}
+            versions["baseline"] = env | {"PYTHONPATH": str(old_code / "core")}
         queries = prompts(projects, loaded["ids"])
         english = [p for p in queries if not cjk_count(p.text)]
         chinese = [p for p in queries if cjk_count(p.text)]

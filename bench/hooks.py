@@ -283,13 +283,14 @@ def context_of(stdout: str) -> str | None:
     return text if isinstance(text, str) and text else None
 
 
-def call_hook(prompt: Prompt, env: dict[str, str]) -> tuple[float, str]:
-    """One hook process, spawn to exit: (milliseconds, stdout). Fails on a non-zero exit."""
+def call_hook(prompt: Prompt, env: dict[str, str], checkout: Path = REPO) -> tuple[float, str]:
+    """One hook process (the launcher of `checkout`), spawn to exit: (milliseconds,
+    stdout). Fails on a non-zero exit."""
     user_home = Path(env["HOME"])
     body = json.dumps(payload(prompt, str(uuid.uuid4()), user_home), ensure_ascii=False)
     started = time.perf_counter()
     done = subprocess.run(
-        [str(LAUNCHER), "claude-code", EVENT],
+        [str(checkout / LAUNCHER.relative_to(REPO)), "claude-code", EVENT],
         input=body.encode("utf-8"),
         capture_output=True,
         cwd=prompt.cwd,
@@ -346,17 +347,23 @@ def request_ms(home: Path, prompt: Prompt, user_home: Path) -> float:
 
 
 def warm_run(
-    home: Path, env: dict[str, str], asked: Sequence[Prompt], warmup: int, pause: float
+    home: Path,
+    env: dict[str, str],
+    asked: Sequence[Prompt],
+    warmup: int,
+    pause: float,
+    checkout: Path = REPO,
 ) -> tuple[Tally, list[float], float]:
-    """Hook calls against a warm daemon, then the same requests in-process, `pause`
-    seconds apart: (the timed calls, the requests' ms, daemon start seconds)."""
+    """Hook calls (the launcher of `checkout`) against a warm daemon, then the same
+    requests in-process, `pause` seconds apart: (the timed calls, the requests' ms, daemon
+    start seconds)."""
     tally, requests = Tally([]), []
     with daemon(home, env) as start_seconds:
         for number in range(warmup):
-            call_hook(asked[number % len(asked)], env)
+            call_hook(asked[number % len(asked)], env, checkout)
         for number, prompt in enumerate(asked):
             time.sleep(pause)
-            ms, stdout = call_hook(prompt, env)
+            ms, stdout = call_hook(prompt, env, checkout)
             tally.add(ms, context_of(stdout), prompt)
             if (number + 1) % 50 == 0:
                 progress(f"hooks: {number + 1}/{len(asked)} calls")
@@ -424,17 +431,19 @@ def machine() -> dict[str, Any]:
 
 
 def baseline_code(root: Path, rev: str) -> Path:
-    """The package of git revision `rev`, unpacked under `root`: its `core` dir, which a
-    PYTHONPATH puts before the installed one (the store's schema must be the same)."""
+    """Git revision `rev` unpacked under `root` as a checkout of its own: its package
+    (`core`, which a PYTHONPATH puts before the installed one; the store's schema must be
+    the same) and its hook launcher (`hooks/`, which runs this checkout's `.venv`, linked)."""
     where = root / "baseline"
     where.mkdir()
     archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", rev, "core"], capture_output=True, timeout=60
+        ["git", "-C", str(REPO), "archive", rev, "core", "hooks"], capture_output=True, timeout=60
     )
     if archive.returncode:
         raise SystemExit(f"hooks: no revision {rev!r}: {archive.stderr.decode().strip()}")
     subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True, timeout=60)
-    return where / "core"
+    (where / ".venv").symlink_to(REPO / ".venv")
+    return where
 
 
 def prepare(
@@ -496,10 +505,13 @@ def measure(
                 rates["cold"] = cold_tally.rates()
             if old_code is not None:
                 progress(f"hooks: warm daemon at {size} memories, {baseline}")
-                old_env = env | {"PYTHONPATH": str(old_code)}
+                old_env = env | {"PYTHONPATH": str(old_code / "core")}
                 logged = hook_log_lines(home)
-                old, old_requests, _ = warm_run(home, old_env, rotate(asked, calls), warmup, pause)
+                old, old_requests, _ = warm_run(
+                    home, old_env, rotate(asked, calls), warmup, pause, old_code
+                )
                 before[str(size)] = percentiles(old.ms)
+                before[f"context_rate_{size}"] = old.rates()["context_rate"]
                 before[f"daemon_request_ms_{size}"] = percentiles(old_requests)
                 before[f"hook_failures_{size}"] = hook_log_lines(home) - logged
             progress(f"hooks: warm daemon at {size} memories")

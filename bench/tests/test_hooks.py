@@ -85,7 +85,14 @@ def test_a_tiny_run_has_the_report_shape_and_stops_its_daemon(
     monkeypatch.setenv("MNEMOWEAVE_HOOK_BUDGET_MS", "10000")  # a busy machine is no failure
     started = len(hooks.STARTED)
     report = hooks.measure(
-        [50], calls=5, warmup=1, cold_calls=1, pause=0.01, embedder="none", models=tmp_path / "none"
+        [50],
+        calls=5,
+        warmup=1,
+        cold_calls=1,
+        pause=0.01,
+        embedder="none",
+        models=tmp_path / "none",
+        baseline="HEAD",
     )
     assert set(report["warm"]) == {"50"} and set(report["warm"]["50"]) == {"p50", "p95"}
     assert set(report["cold"]) == {"p50", "p95"}
@@ -97,5 +104,8 @@ def test_a_tiny_run_has_the_report_shape_and_stops_its_daemon(
     assert report["hook_failures"] == {"50": 0}
     assert report["hook_budget_ms"] == "10000"
     assert report["calls"]["pause_seconds"] == 0.01
+    # the baseline ran its own launcher, which answered too
+    assert report["baseline"]["warm"]["context_rate_50"] == 1.0
+    assert report["baseline"]["warm"]["hook_failures_50"] == 0
     daemons = hooks.STARTED[started:]
-    assert len(daemons) == 1 and all(p.returncode is not None for p in daemons)
+    assert len(daemons) == 2 and all(p.returncode is not None for p in daemons)
