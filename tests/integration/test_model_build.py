@@ -111,3 +111,20 @@ def test_onnxruntime_cache_stays_in_the_data_dir(
     # under CI=true it may write none); wherever it writes, it must not be the user's home
     assert not (tmp_path / ".cache").exists()
     assert is_built(real_models / "use-m3")
+
+
+def test_a_process_can_run_its_sessions_on_one_thread(
+    real_models: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the daemon does (onnx_embedder.THREADS): the same vectors, one intra-op thread."""
+    from mnemoweave.embed import onnx_embedder, registered
+
+    spec = registered()["use-m3"]
+    monkeypatch.setattr(onnx_embedder, "THREADS", 1)
+    single = spec.load(real_models / "use-m3")
+    monkeypatch.setattr(onnx_embedder, "THREADS", None)
+    default = spec.load(real_models / "use-m3")
+    threads = [e._session.get_session_options().intra_op_num_threads for e in (single, default)]
+    assert threads == [1, max(1, min(4, os.cpu_count() or 1))]
+    texts = list(PARITY_TEXTS)
+    assert np.allclose(single.embed(texts), default.embed(texts), atol=1e-6)

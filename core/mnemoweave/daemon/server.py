@@ -410,9 +410,11 @@ def serve(home: Path, echo: Callable[[str], None] = print) -> None:
 
 
 def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> None:
+    from ..embed import onnx_embedder
     from ..engine import Engine
 
     began = time.monotonic()
+    onnx_embedder.THREADS = 1  # see there: the daemon serves one prompt at a time
     engine = Engine(home, config)
     state = DaemonState(home, config.daemon_idle_minutes)
     ctx = Context(engine, state.snapshot)
