@@ -157,9 +157,12 @@ def _deliver(where: str, host: str, event: str, payload: Any, deadline: float) -
     return client.request(where, "POST", path, body, timeout=deadline - time.monotonic())
 
 
+UNREADABLE = object()  # what `_read` returns for a payload that is not JSON
+
+
 def _read(where: str, host: str, event: str, raw: bytes) -> Any:
-    """The payload as JSON (cut to MAX_PAYLOAD, its strings made encodable); None, logged,
-    when it is not JSON."""
+    """The payload as JSON (cut to MAX_PAYLOAD, its strings made encodable); UNREADABLE,
+    logged, when it is not JSON."""
     import json
 
     if len(raw) > MAX_PAYLOAD:
@@ -169,7 +172,7 @@ def _read(where: str, host: str, event: str, raw: bytes) -> Any:
         return client.encodable(json.loads(raw.decode("utf-8", "replace")))
     except (ValueError, RecursionError) as exc:
         log(where, f"{host} {event}: unreadable payload: {type(exc).__name__}: {exc}")
-        return None
+        return UNREADABLE
 
 
 def _general(where: str, host: str, event: str, raw: bytes, deadline: float) -> str:
@@ -178,7 +181,7 @@ def _general(where: str, host: str, event: str, raw: bytes, deadline: float) -> 
     import json
 
     payload = _read(where, host, event, raw)
-    if payload is None:
+    if payload is UNREADABLE:
         return ""
     try:
         answer = _deliver(where, host, event, payload, deadline)
@@ -211,7 +214,7 @@ def run(host: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
         if output is None:
             output = _general(where, host, event, raw, deadline)
     except client.DaemonError as exc:  # the daemon failed on it: the payload is spooled
-        if (payload := _read(where, host, event, raw)) is not None:
+        if (payload := _read(where, host, event, raw)) is not UNREADABLE:
             _failed(where, host, event, payload, exc)
         return 0
     except Exception as exc:  # fail open, whatever happened

@@ -110,6 +110,12 @@ def test_a_refused_payload_is_read_repaired_and_sent_again(home):
     with stand_in(home, [(400, b'{"error": "unknown host"}')]) as got:
         assert run(json.dumps(PROMPT).encode()) == ""
     assert len(got) == 2 and "refused: unknown host" in hooks_log(home)
+    with stand_in(home, [(400, b'{"error": "payload must be an object"}')]) as got:
+        assert run(b"null") == ""  # JSON, but nothing a host sends: refused, and said so
+    assert len(got) == 2 and hooks_log(home).count("refused:") == 2
+    with stand_in(home, [(400, b'{"error": "not JSON"}')]) as got:
+        assert run(b"{not json") == ""
+    assert len(got) == 1 and "unreadable payload" in hooks_log(home)
     assert not (home / "spool").exists()
 
 
