@@ -26,6 +26,28 @@ def restrict() -> None:
     os.umask(OPEN)
 
 
+M_PERTURB = -6  # glibc's mallopt parameter
+PERTURB_BYTE = 0xA5
+_scrubbing = False
+
+
+def scrub_freed_memory() -> None:
+    """From now on this process's heap memory is overwritten when freed and filled when
+    handed out (glibc's M_PERTURB; a no-op elsewhere). A library that writes a buffer to
+    disk without initialising all of it (Chroma's HNSW file) then never carries text the
+    process held before redacting it, such as a prompt's secret."""
+    global _scrubbing
+    if _scrubbing:
+        return
+    _scrubbing = True
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(M_PERTURB, PERTURB_BYTE)
+    except (OSError, AttributeError):  # not glibc: no mallopt, or no such parameter
+        pass
+
+
 def make_dir(home: Path) -> None:
     """Create the data dir (and its missing parents), the data dir itself 0700."""
     home.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -5,7 +5,10 @@ empty `--home` is refused; a host's settings file keeps its own mode under our u
 from __future__ import annotations
 
 import os
+import platform
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +105,35 @@ def test_an_empty_home_is_refused_not_taken_as_the_current_dir(home, tmp_path, m
     assert result.exit_code == 2
     assert result.output == "Error: --home: give a directory (the path is empty)\n"
     assert list(tmp_path.iterdir()) == []
+
+
+GLIBC = platform.libc_ver()[0] == "glibc"
+
+
+@pytest.mark.skipif(not GLIBC, reason="M_PERTURB is glibc's")
+def test_freed_memory_is_scrubbed_once_a_vector_index_may_write_it():
+    """A freed buffer's text shows up in the next uninitialised one (which Chroma writes
+    into its HNSW file) until scrub_freed_memory; after it, never."""
+    probe = (
+        "import ctypes\n"
+        "from mnemoweave.private import scrub_freed_memory\n"
+        "libc = ctypes.CDLL(None)\n"
+        "libc.malloc.restype = ctypes.c_void_p\n"
+        "libc.malloc.argtypes = [ctypes.c_size_t]\n"
+        "libc.free.argtypes = [ctypes.c_void_p]\n"
+        "def reused():\n"
+        "    held = libc.malloc(8192)\n"
+        "    ctypes.memmove(held, b'AKIA-NOT-A-KEY ' * 500, 7500)\n"
+        "    libc.free(held)\n"
+        "    fresh = libc.malloc(8192)\n"
+        "    seen = ctypes.string_at(fresh, 8192)\n"
+        "    libc.free(fresh)\n"
+        "    return b'AKIA-NOT-A-KEY' in seen\n"
+        "before = reused()\n"
+        "scrub_freed_memory()\n"
+        "print(before, reused())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["True", "False"]

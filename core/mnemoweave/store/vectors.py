@@ -27,6 +27,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..private import scrub_freed_memory
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -47,6 +49,7 @@ def _acquire(path: Path) -> Any:
     if engine is None:
         import chromadb_rust_bindings as rust
 
+        scrub_freed_memory()  # its HNSW files hold uninitialised heap memory
         path.mkdir(parents=True, exist_ok=True)
         sqlite = rust.SqliteDBConfig(
             hash_type=rust.MigrationHash.MD5,
