@@ -139,16 +139,6 @@ def _status(answer: bytes) -> tuple[int, bytes]:
     return int(status_line[1]), body
 
 
-def _parse(answer: bytes) -> tuple[int, Any]:
-    import json
-
-    status, body = _status(answer)
-    try:
-        return status, json.loads(body) if body else {}
-    except ValueError:
-        raise DaemonError("the daemon sent a malformed answer") from None
-
-
 def send(home: Where, method: str, path: str, data: bytes, timeout: float) -> tuple[int, bytes]:
     """One request whose JSON body is already encoded: the answer's status and body.
 

@@ -28,18 +28,14 @@ def restrict() -> None:
 
 M_PERTURB = -6  # glibc's mallopt parameter
 PERTURB_BYTE = 0xA5
-_scrubbing = False
 
 
 def scrub_freed_memory() -> None:
     """From now on this process's heap memory is overwritten when freed and filled when
-    handed out (glibc's M_PERTURB; a no-op elsewhere). A library that writes a buffer to
-    disk without initialising all of it (Chroma's HNSW file) then never carries text the
-    process held before redacting it, such as a prompt's secret."""
-    global _scrubbing
-    if _scrubbing:
-        return
-    _scrubbing = True
+    handed out (glibc's M_PERTURB; a no-op elsewhere; calling it again changes nothing). A
+    library that writes a buffer to disk without initialising all of it (Chroma's HNSW
+    file) then never carries text the process held before redacting it, such as a
+    prompt's secret."""
     try:
         import ctypes
 

@@ -92,9 +92,8 @@ def start_daemon(home: Path, **settings: str) -> Daemon:
 
 def raw_request(home: Path, method: str, target: str, body: bytes = b"") -> tuple[int, dict]:
     """One request with any body, as the client would send it: the status and the JSON."""
-    head = f"{method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
-    where = client.socket_path(home)
-    return client._parse(client._exchange(where, head.encode() + body, time.monotonic() + 60))
+    status, answer = client.send(home, method, target, body, 60)
+    return status, json.loads(answer) if answer else {}
 
 
 NODE = shutil.which("node")
