@@ -97,7 +97,9 @@ def test_stop_distills_the_session(engine):
     handle(engine, "claude-code", "UserPromptSubmit", prompt)
     handle(engine, "claude-code", "Stop", payload("Stop", last_assistant_message="Will do."))
     (card,) = engine.pending()
-    assert card.suggested_kind == "pref" and card.evidence == ("t_1",)
+    assert card.suggested_kind == "pref" and card.evidence == (
+        "t_1",
+    )  # "OK-FAKE" says nothing to cite
 
 
 def test_context_is_cut_to_claude_codes_cap_and_stays_closed():
@@ -111,10 +113,39 @@ def test_turn_keys_agree_whoever_reports_the_turn():
     a = claude_code.turn_key("s", "user", "hello there ")
     assert a == claude_code.turn_key("s", "user", "hello there")
     assert a != claude_code.turn_key("s", "assistant", "hello there")
-    (turn,) = claude_code.events("UserPromptSubmit", payload("UserPromptSubmit"))
+    given = payload("UserPromptSubmit")
+    (turn,) = claude_code.events("UserPromptSubmit", given)
     assert isinstance(turn, Turn) and turn.key == claude_code.turn_key(
-        turn.session, "user", turn.text
+        turn.session, "user", turn.text, given["prompt_id"]
     )
+    without = {k: v for k, v in given.items() if k != "prompt_id"}  # an older Claude Code
+    (older,) = claude_code.events("UserPromptSubmit", without)
+    assert older.key == claude_code.turn_key(turn.session, "user", turn.text)
+
+
+def test_the_same_reply_to_two_prompts_of_a_session_is_two_turns(engine):
+    for number, ask in enumerate(("bump the version", "fix the typo")):
+        prompt = f"prompt-{number}"
+        handle(
+            engine,
+            "claude-code",
+            "UserPromptSubmit",
+            payload("UserPromptSubmit", prompt=ask, prompt_id=prompt),
+        )
+        handle(
+            engine,
+            "claude-code",
+            "Stop",
+            payload("Stop", last_assistant_message="Done.", prompt_id=prompt),
+        )
+    said = engine.db.execute("SELECT role, text FROM turns ORDER BY seq").fetchall()
+    assert [tuple(row) for row in said] == [
+        ("user", "bump the version"),
+        ("assistant", "Done."),
+        ("user", "fix the typo"),
+        ("assistant", "Done."),
+    ]
+    assert engine.capsule(payload("Stop")["session_id"])["open"] == []  # both answered
 
 
 def test_the_plugin_declares_the_same_hooks_as_an_install():
@@ -176,11 +207,22 @@ def test_a_transcript_gives_what_was_said_with_the_hooks_keys(engine, tmp_path):
         ("assistant", "OK-FAKE"),
     ]
     assert all(t.project == "/tmp/PROJECT" and t.ts for t in turns)
-    hook = payload("UserPromptSubmit", prompt=turns[0].text, session_id=turns[0].session)
+    prompt = json.loads(next(line for line in lines if '"promptId"' in line))["promptId"]
+    hook = payload(
+        "UserPromptSubmit", prompt=turns[0].text, session_id=turns[0].session, prompt_id=prompt
+    )
     handle(engine, "claude-code", "UserPromptSubmit", hook)
+    stop = payload(
+        "Stop", last_assistant_message="OK-FAKE", session_id=turns[0].session, prompt_id=prompt
+    )
+    handle(engine, "claude-code", "Stop", stop)
     for turn in turns:
         engine.handle(turn)
-    assert engine.db.execute("SELECT count(*) FROM turns").fetchone()[0] == 2  # not 3
+    assert engine.db.execute("SELECT count(*) FROM turns").fetchone()[0] == 2  # not 4
+    later = claude_code.transcript_turns(lines[-3:], prompt)  # read on from an offset
+    assert [t.key for t in later] == [turns[-1].key]
+    raw = "\n".join(lines).encode()
+    assert claude_code.last_prompt(raw) == prompt and claude_code.last_prompt(b"", "x") == "x"
 
 
 def test_only_the_users_claude_transcripts_are_followed(tmp_path):

@@ -13,6 +13,7 @@ turn the hook and the transcript both report, or a replayed payload, is stored o
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -37,10 +38,19 @@ NOT_SAID = ("<command-", "<local-command", "Caveat:", "[Request interrupted")
 QUIET_COMMANDS = ("ls", "cat", "pwd", "echo", "head", "tail", "grep", "rg", "find", "which", "cd")
 
 
-def turn_key(session: str, role: str, text: str) -> str:
+def turn_key(session: str, role: str, text: str, prompt: str = "") -> str:
     """The same message of the same session gets the same key, whoever reports it: the
-    hook, the transcript, or the spool (which keeps the text cleaned of secrets)."""
-    return f"{HOST}:{payloads.said_digest(session, role, text=text)}"
+    hook, the transcript, or the spool (which keeps the text cleaned of secrets). The
+    prompt's id (Claude Code gives one to each prompt and its replies) keeps apart the same
+    words said again later in the session: two "Done." replies are two turns."""
+    parts = (session, role, prompt) if prompt else (session, role)
+    return f"{HOST}:{payloads.said_digest(*parts, text=text)}"
+
+
+def prompt_id(payload: dict[str, Any]) -> str:
+    """The payload's prompt id ('' when the host sends none)."""
+    found = payload.get("prompt_id")
+    return found.strip() if isinstance(found, str) else ""
 
 
 def observation(payload: dict[str, Any]) -> str:
@@ -78,7 +88,7 @@ def events(event: str, payload: dict[str, Any]) -> list[Turn | SessionEvent]:
             session,
             role,
             text,
-            key=key or turn_key(session, role, text),
+            key=key or turn_key(session, role, text, prompt_id(payload)),
             host=HOST,
             project=project,
         )
@@ -169,9 +179,10 @@ def _time(value: Any) -> float | None:
     return when if sane_time(when) else None
 
 
-def transcript_turns(lines: Iterable[str]) -> list[Turn]:
+def transcript_turns(lines: Iterable[str], prompt: str = "") -> list[Turn]:
     """The user and assistant text of transcript lines (other lines, side chains, tool
-    traffic and lines that do not parse are skipped). Keys match the hooks' keys."""
+    traffic and lines that do not parse are skipped). Keys match the hooks' keys: a reply
+    takes the id of the prompt before it (`prompt`: the one in effect before these lines)."""
     turns = []
     for line in lines:
         try:
@@ -182,6 +193,9 @@ def transcript_turns(lines: Iterable[str]) -> list[Turn]:
             continue
         if entry.get("isSidechain") or entry.get("isMeta"):
             continue
+        given = entry.get("promptId")
+        if entry["type"] == "user" and isinstance(given, str) and given.strip():
+            prompt = given.strip()
         session, role = entry.get("sessionId"), entry["type"]
         text = _said(entry.get("message"))
         if not isinstance(session, str) or not session.strip() or not text:
@@ -195,10 +209,19 @@ def transcript_turns(lines: Iterable[str]) -> list[Turn]:
                 ts=_time(entry.get("timestamp")),
                 host=HOST,
                 project=project_from_cwd(cwd if isinstance(cwd, str) else None),
-                key=turn_key(session.strip(), role, text),
+                key=turn_key(session.strip(), role, text, prompt),
             )
         )
     return turns
+
+
+_PROMPT_ID = re.compile(rb'"promptId"\s*:\s*"([^"]+)"')
+
+
+def last_prompt(raw: bytes, before: str = "") -> str:
+    """The id of the last prompt in raw transcript bytes (`before` when there is none)."""
+    found = _PROMPT_ID.findall(raw)
+    return found[-1].decode("utf-8", "replace").strip() if found else before
 
 
 def transcripts_dir(home: Path) -> Path:

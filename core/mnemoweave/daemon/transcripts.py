@@ -32,6 +32,7 @@ class Transcripts:
         self.user_home = user_home or Path.home()
         self.file = ctx.engine.home / OFFSETS
         self.offsets: dict[str, int] = self._load()
+        self.prompts: dict[str, str] = {}  # path -> the id of the last prompt read in it
         self.queue: queue.Queue[str | None] = queue.Queue()
         self.watched: set[str] = set()
         self.observer: Any = None
@@ -118,6 +119,8 @@ class Transcripts:
             with open(path, "rb") as handle:
                 if os.fstat(handle.fileno()).st_size < offset:
                     offset = 0  # the file was rewritten: keys make re-reading harmless
+                if offset and path not in self.prompts:  # the prompt the next reply answers
+                    self.prompts[path] = claude_code.last_prompt(handle.read(offset))
                 handle.seek(offset)
                 chunk = handle.read()
         except OSError:
@@ -126,7 +129,9 @@ class Transcripts:
         if not complete:
             return 0
         lines = complete.decode("utf-8", "replace").splitlines()
-        turns = claude_code.transcript_turns(lines)
+        prompt = self.prompts.get(path, "") if offset else ""
+        turns = claude_code.transcript_turns(lines, prompt)
+        self.prompts[path] = claude_code.last_prompt(complete, prompt)
         with self.ctx.lock:
             new = sum(
                 1 for turn in turns if (w := self.ctx.engine.handle(turn)) and w.action == "new"
