@@ -2,8 +2,14 @@
 
 A history is ingested as a host sends it (session start, its turns, session end, which
 distills the session into pending cards), the cards are accepted or left pending
-(`--review all|none`), and each prompt is woven in a new session. A weave finds the
-evidence when any of its lines (any tier) is an evidence turn or a memory citing one.
+(`--review all|none`), and each prompt is asked in a new session, as a host opens one: the
+session's start block (the brief, as Claude Code's SessionStart gets it), then the
+prompt's weave. What the model holds at the prompt finds the evidence when any line of
+either (any tier) is an evidence turn (an exchange stands for its question and answer) or
+a memory or card citing one: `weave_evidence_recall`; the prompt's weave alone:
+`prompt_evidence_recall`. Tokens are reported apart: the start block (`mean_start_tokens`)
+and the prompt's weave (`mean_tokens`); knowledge lines per off-topic prompt count the
+prompt's weave.
 The baseline packs plain-BM25 turns into the same budget. Off-topic prompts measure what
 the weave injects when nothing should be said.
 
@@ -25,7 +31,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
@@ -33,6 +39,7 @@ from typing import Any, TypeVar
 
 from bm25 import BM25Ranker
 from datasets import _read_json, parse_longmemeval_date
+from fillers import padding
 from harness import load_embedders, progress
 from metrics import mean, percentiles
 from mnemoweave import Engine
@@ -155,9 +162,11 @@ def _iso(text: str) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
-def load_coding_case(data: dict[str, Any], half: str, n: int | None) -> Case:
-    """Every project in one store; prompts of split dev (a) or check (b), N round-robin."""
-    sessions = tuple(
+def load_coding_case(data: dict[str, Any], half: str, n: int | None, pad: int = 0) -> Case:
+    """Every project in one store; prompts of split dev (a) or check (b), N round-robin.
+    `pad`: each project also gets that many more rules and decisions on other subjects
+    (fillers.padding), said in sessions spread over its own dates."""
+    sessions = [
         Session(
             session["id"],
             project["name"],
@@ -167,7 +176,13 @@ def load_coding_case(data: dict[str, Any], half: str, n: int | None) -> Case:
         )
         for project in data["projects"]
         for session in project["sessions"]
-    )
+    ]
+    for project in data["projects"] if pad else ():
+        dates = [_iso(session["date"]) for session in project["sessions"]]
+        asked = [p["text"] for p in data["prompts"] if p["project"] == project["name"]]
+        for extra in padding(project["name"], pad, min(dates), max(dates), asked):
+            turns = tuple((t["id"], t["role"], t["text"]) for t in extra["turns"])
+            sessions.append(Session(extra["id"], project["name"], "bench", extra["ts"], turns))
     split = {"all": None, "a": "dev", "b": "check"}[half]
     prompts = [
         Prompt(
@@ -182,7 +197,7 @@ def load_coding_case(data: dict[str, Any], half: str, n: int | None) -> Case:
         for p in data["prompts"]
         if split is None or p.get("split") == split
     ]
-    return Case("coding", sessions, tuple(round_robin(prompts, lambda p: p.type, n)))
+    return Case("coding", tuple(sessions), tuple(round_robin(prompts, lambda p: p.type, n)))
 
 
 # --- one store --------------------------------------------------------------------------
@@ -280,16 +295,18 @@ def baselines(sessions: Sequence[Session], stored: dict[str, str]) -> dict[str, 
 
 
 def found(engine: Engine, woven: Weave, wanted: set[str], cache: dict[str, set[str]]) -> bool:
-    """Whether a line of any tier is a wanted turn (t_N) or a memory whose evidence cites one."""
+    """Whether a line of any tier is a wanted turn (t_N, an exchange's question or answer)
+    or a memory or card whose evidence cites one."""
     for lines in woven.tiers.values():
         for line in lines:
-            if line.ref in wanted:
-                return True
-            if line.ref.startswith("m_"):
-                if line.ref not in cache:
-                    cache[line.ref] = set(engine.get(line.ref).evidence)
-                if cache[line.ref] & wanted:
+            for ref in (line.ref, *line.also):
+                if ref in wanted:
                     return True
+                if ref.startswith(("m_", "c_")):
+                    if ref not in cache:
+                        cache[ref] = set(engine.get(ref).evidence)  # type: ignore[union-attr]
+                    if cache[ref] & wanted:
+                        return True
     return False
 
 
@@ -303,18 +320,26 @@ class Run:
     counts: Counter[str] = field(default_factory=Counter)
     seconds: Counter[str] = field(default_factory=Counter)
     weave_ms: list[float] = field(default_factory=list)  # dataset prompts only
+    brief_tokens: list[int] = field(default_factory=list)  # each session's start block
     warnings: Counter[str] = field(default_factory=Counter)  # the engine's, by template
 
 
-def ask(engine: Engine, prompt: Prompt, session: str, budget: int, run: Run) -> Weave:
-    """Weave the prompt in a new session; time it."""
+def ask(engine: Engine, prompt: Prompt, session: str, budget: int, run: Run) -> tuple[Weave, Weave]:
+    """A new session as a host opens it: its start (which gets the brief, as Claude Code's
+    SessionStart does), then the prompt's weave; both recorded, as hosts record them. The
+    prompt's weave is timed."""
+    engine.handle(SessionEvent("start", session, host="bench", project=prompt.project))
+    start = engine.weave("", session=session, project=prompt.project, record=True)
     started = perf_counter()
-    woven = engine.weave(prompt.text, session=session, project=prompt.project, budget=budget)
+    woven = engine.weave(
+        prompt.text, session=session, project=prompt.project, budget=budget, record=True
+    )
     elapsed = (perf_counter() - started) * 1000
     run.seconds["weave"] += elapsed / 1000
     if prompt.type != FIXED:
         run.weave_ms.append(elapsed)
-    return woven
+        run.brief_tokens.append(start.tokens)
+    return start, woven
 
 
 def evaluate_case(engine: Engine, case: Case, review: str, budget: int | None, run: Run) -> None:
@@ -333,7 +358,7 @@ def evaluate_case(engine: Engine, case: Case, review: str, budget: int | None, r
     bm25 = baselines(case.sessions, stored)
     cache: dict[str, set[str]] = {}
     for prompt in case.prompts:
-        woven = ask(engine, prompt, f"ask-{prompt.id}", budget, run)
+        start, woven = ask(engine, prompt, f"ask-{prompt.id}", budget, run)
         row = {
             "id": prompt.id,
             "type": prompt.type,
@@ -343,10 +368,12 @@ def evaluate_case(engine: Engine, case: Case, review: str, budget: int | None, r
             "knowledge": len(woven.knowledge),
             "tokens": woven.tokens,
             "woven": woven.text,
+            "start": start.text,
         }
         if prompt.evidence:
             wanted = {ref for key in prompt.evidence for ref in refs.get(key, ())}
             row["hit"] = float(found(engine, woven, wanted, cache))
+            row["hit_with_start"] = float(row["hit"] or found(engine, start, wanted, cache))
             baseline = bm25.get(prompt.project)
             packed = baseline.packed(prompt.text, budget) if baseline else []
             row["bm25"] = float(bool(prompt.evidence & set(packed)))
@@ -354,7 +381,7 @@ def evaluate_case(engine: Engine, case: Case, review: str, budget: int | None, r
     for project in sorted({s.project for s in case.sessions}):
         for number, text in enumerate(OFFTOPIC):
             prompt = Prompt(f"{case.name}-{project}-{number}", project, text, FIXED)
-            woven = ask(engine, prompt, f"offtopic-{prompt.id}", budget, run)
+            _, woven = ask(engine, prompt, f"offtopic-{prompt.id}", budget, run)
             run.fixed.append({"id": prompt.id, "knowledge": len(woven.knowledge)})
     run.counts.update(engine.status()["counts"])
 
@@ -367,7 +394,8 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     scored = [row for row in rows if "hit" in row]
     report: dict[str, Any] = {"n": len(rows)}
     if scored:
-        report["weave_evidence_recall"] = mean([row["hit"] for row in scored])
+        report["weave_evidence_recall"] = mean([row["hit_with_start"] for row in scored])
+        report["prompt_evidence_recall"] = mean([row["hit"] for row in scored])
         report["bm25_same_budget_recall"] = mean([row["bm25"] for row in scored])
     if negatives := [row for row in rows if "hit" not in row]:
         report["knowledge_per_prompt"] = mean([row["knowledge"] for row in negatives])
@@ -386,11 +414,11 @@ def grouped(rows: Sequence[dict[str, Any]], key: str) -> dict[str, dict[str, Any
 
 def misses(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Prompts whose weave missed the evidence, or that got knowledge while off-topic."""
-    keys = ("id", "type", "lang", "question", "answer", "woven")
+    keys = ("id", "type", "lang", "question", "answer", "woven", "start")
     return [
         {key: row[key] for key in keys}
         for row in rows
-        if row.get("hit") == 0.0 or ("hit" not in row and row["knowledge"])
+        if row.get("hit_with_start") == 0.0 or ("hit" not in row and row["knowledge"])
     ]
 
 
@@ -400,9 +428,11 @@ def report(run: Run, review: str, coding: bool, verbose: bool) -> dict[str, Any]
     fixed = mean([row["knowledge"] for row in run.fixed])
     turns, cards = run.counts["turns"], run.counts["cards"]
     result: dict[str, Any] = {
-        "weave_evidence_recall": mean([row["hit"] for row in scored]),
+        "weave_evidence_recall": mean([row["hit_with_start"] for row in scored]),
+        "prompt_evidence_recall": mean([row["hit"] for row in scored]),
         "bm25_same_budget_recall": mean([row["bm25"] for row in scored]),
         "mean_tokens": mean([row["tokens"] for row in run.rows]),
+        "mean_start_tokens": mean(run.brief_tokens),
         "offtopic_knowledge_per_prompt": (
             mean([row["knowledge"] for row in negatives]) if coding else fixed
         ),
@@ -449,8 +479,10 @@ def evaluate(
     budget: int | None = None,
     coding: bool = False,
     verbose: bool = False,
+    brief_budget: int | None = None,
 ) -> dict[str, Any]:
-    """Run every case in its own fresh store and report over all of them."""
+    """Run every case in its own fresh store and report over all of them (`brief_budget`:
+    the brief's budget instead of the engine's)."""
     run = Run()
     retrieval = None
     handler = _CountWarnings(run.warnings)
@@ -462,6 +494,8 @@ def evaluate(
             size = f"{len(case.sessions)} sessions, {turns} turns"
             progress(f"e2e {number}/{len(cases)} {case.name}: {size}")
             with fresh_engine(embedders) as engine:
+                if brief_budget is not None:
+                    engine.config = replace(engine.config, brief_budget=brief_budget)
                 retrieval = engine.retrieval_mode()
                 evaluate_case(engine, case, review, budget, run)
     finally:
@@ -479,7 +513,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--half", choices=("a", "b", "all"), default="all", help="a: dev, b: check half"
     )
     parser.add_argument("--budget", type=int, default=None, help="default: the engine's")
+    parser.add_argument(
+        "--brief-budget", type=int, default=None, help="the brief's; default: the engine's"
+    )
     parser.add_argument("--verbose", action="store_true", help="list the misses")
+    parser.add_argument(
+        "--pad", type=int, default=0, help="coding set: N more rules and decisions per project"
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -488,12 +528,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     n = args.n if args.n is not None else args.limit
     coding = isinstance(data, dict) and "projects" in data
     cases = (
-        [load_coding_case(data, args.half, n)]
+        [load_coding_case(data, args.half, n, args.pad)]
         if coding
         else load_longmemeval_cases(data, args.half, n)
     )
     embedders = load_embedders(args.embedder, args.models)
-    result = evaluate(cases, embedders, args.review, args.budget, coding, args.verbose)
+    result = evaluate(
+        cases, embedders, args.review, args.budget, coding, args.verbose, args.brief_budget
+    )
     if args.verbose and not args.json:
         for miss in result.pop("misses"):
             progress(f"miss {miss['id']} ({miss['type']}): {miss['question']}")

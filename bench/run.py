@@ -36,6 +36,7 @@ BENCHMARKS = (
     "reliability",
     "distill",
     "e2e",
+    "sanity",
     "gate",
     "ui",
     "upkeep",

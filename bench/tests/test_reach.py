@@ -114,11 +114,13 @@ def test_woven_evidence_scores_one_and_a_budget_too_small_for_any_line_scores_ze
     assert accepted["cards_per_1k_turns"] == round(1000 * counts["cards"] / 7, 1)
     assert accepted["bm25_same_budget_recall"] == 1.0
     assert accepted["by_type"]["single-session-preference"]["n"] == 1
-    assert accepted["budget"] == 600 and accepted["mean_tokens"] > 0
+    assert accepted["budget"] == 600 and accepted["mean_start_tokens"] > 0  # in the brief
 
     budget = str(fence_overhead())  # not even one line fits
     starved = bench(
-        capsys, "--data", str(data), "--review", "none", "--budget", budget, "--verbose"
+        capsys,
+        *("--data", str(data), "--review", "none", "--budget", budget, "--brief-budget", "0"),
+        "--verbose",
     )
     assert starved["weave_evidence_recall"] == starved["bm25_same_budget_recall"] == 0.0
     assert starved["counts"]["memories"] == 0 and starved["mean_tokens"] == 0
@@ -200,7 +202,7 @@ def test_offtopic_counts_read_the_knowledge_tier_only(mnemoweave_home: Path) -> 
         run = Run()
         evaluate_case(engine, case, "none", None, run)
     (row,) = run.rows
-    assert row["knowledge"] == 0 and row["tokens"] > 0  # the preference is a nudge line
+    assert row["knowledge"] == 0 and "I prefer tabs" in row["start"]  # the brief's
     knowledge = {text: row["knowledge"] for text, row in zip(OFFTOPIC, run.fixed, strict=True)}
     assert knowledge["How do I reverse a list in Python?"] == 1
     assert sum(knowledge.values()) == 1

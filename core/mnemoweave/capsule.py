@@ -1,9 +1,10 @@
 """The session capsule: an extractive, rolling recap of one session, updated per turn.
 
-goal = the first mission, else the first substantial user request (a preference or a fact
-about the user is not a goal); rules = the latest preferences the user stated; decisions =
-the latest conclusions; open threads =
-substantial user requests no assistant turn has followed yet (a greeting is not a thread).
+goal = the first mission, else the first substantial user request (what the session set
+out to do: a preference, a fact about the user, a decision or a finding the user states is
+not a goal); rules = the latest preferences the user stated; decisions = the latest
+conclusions; open threads = substantial user requests no assistant turn has followed yet
+(a greeting or a statement is not a thread).
 Each entry is the turn's id and (a short head of) its text, so the agent can expand it.
 """
 
@@ -19,7 +20,7 @@ KEEP_DECISIONS = 3
 KEEP_RULES = 3
 KEEP_OPEN = 3
 HEAD = 160  # characters of a turn kept in the capsule
-NOT_REQUESTS = ("pref", "pers")  # user turns that state something rather than ask for it
+REQUESTS = ("mission", "chat")  # user turns that ask for something rather than state it
 
 
 def empty() -> dict[str, Any]:
@@ -42,7 +43,7 @@ def update(capsule: dict[str, Any], turn: Turn) -> dict[str, Any]:
     """The capsule after one more stored (and classified) turn."""
     capsule = dict(capsule)
     capsule["turns"] += 1
-    request = turn.role == "user" and turn.kind not in NOT_REQUESTS
+    request = turn.role == "user" and turn.kind in REQUESTS
     if turn.kind == "mission" and capsule["goal_from"] != "mission":
         capsule["goal"], capsule["goal_from"] = _entry(turn), "mission"
     elif capsule["goal"] is None and request and _substantial(turn.text):

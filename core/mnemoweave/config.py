@@ -69,12 +69,19 @@ class Config:
     """How many of the best turns bring the turn that follows them into the candidates."""
     weave_budget: int = 600
     """Token budget of the woven context (CJK characters count one each)."""
+    brief_budget: int = 1000
+    """Token budget of the brief a session starts with: the project's rules, conventions,
+    decisions and pitfalls, then proposals not yet reviewed (on top of `weave_budget`)."""
+    brief_proposals: int = 20
+    """Pending cards the brief shows at most, most confident first."""
+    memory_gate: float = 0.40
+    """Relevance score (0-1, see relevance.py) a reviewed memory needs to be woven."""
     weave_gate: float = 0.90
-    """Relevance score (0-1, see relevance.py) one memory or past turn must reach for a
-    prompt to get any knowledge."""
-    weave_line_gate: float = 0.89
-    """Relevance score each memory or past turn needs to be woven, once a prompt gets
-    knowledge (at most `weave_gate`)."""
+    """Relevance score one exchange of an earlier session must reach for a prompt to get
+    earlier sessions' exchanges (a memory reaching `memory_gate` does too)."""
+    weave_line_gate: float = 0.90
+    """Relevance score each exchange needs to be woven, once a prompt gets them (at most
+    `weave_gate`)."""
     half_life_days: float = 30.0
     """Memory decay: a memory never recalled loses half its recency boost in this time."""
     decay_floor: float = 0.5
@@ -178,6 +185,9 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
         raise InvalidInput(
             f"setting proxy_port: use a port 1-65535 (or 0 for any), got {typed['proxy_port']}"
         )
+    for name in ("brief_budget", "brief_proposals"):
+        if typed.get(name, 0) < 0:
+            raise InvalidInput(f"setting {name}: use 0 or more, got {typed[name]}")
     if typed.get("team_sync_seconds", 60.0) <= 0:
         raise InvalidInput("setting team_sync_seconds: use a number of seconds above 0")
     return replace(Config(), **typed)

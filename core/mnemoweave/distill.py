@@ -27,7 +27,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
@@ -37,7 +37,7 @@ from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
-from .text import cjk_count, content_words, normalise
+from .text import bare, cjk_count, content_words, normalise
 from .worth import details, kind_of, names_work
 
 if TYPE_CHECKING:
@@ -293,6 +293,29 @@ def _store(db: sqlite3.Connection, card: Card, now: float) -> Card | None:
     return cards_table.from_row(row)
 
 
+def _exchanges(turns: Sequence[Turn]) -> dict[str, str]:
+    """Each turn's partner in its exchange: a user turn's the assistant turn that answers
+    it, an assistant turn's the user turn it answers (tool turns in between are skipped);
+    a bare turn ("ok", "Done.") is no partner."""
+    said = [t for t in sorted(turns, key=lambda t: t.seq or 0) if t.role in ROLES and t.id]
+    partners: dict[str, str] = {}
+    for ask, answer in zip(said, said[1:], strict=False):
+        if ask.role != "user" or answer.role != "assistant" or not ask.id or not answer.id:
+            continue
+        if not bare(ask.text) and not bare(answer.text):  # "ok", "Done." say nothing
+            partners[ask.id] = answer.id
+            partners.setdefault(answer.id, ask.id)
+    return partners
+
+
+def _citing_exchanges(card: Card, partners: dict[str, str]) -> Card:
+    """The card citing the exchanges its sentences were said in: the rule a user stated
+    with the reply that took it up, the finding with the question it answered (a reviewer
+    sees both, and the memory stands in for both)."""
+    cited = {*card.evidence, *(partners[ref] for ref in card.evidence if ref in partners)}
+    return replace(card, evidence=tuple(sorted(cited, key=lambda ref: int(ref[2:]))))
+
+
 def run(
     engine: Engine,
     *,
@@ -314,7 +337,8 @@ def run(
     for walked in by_session.values():
         texts = {turn.id: turn.text for turn in walked if turn.id}
         found = distill(turns=walked, engine=engine)  # keywords, as the hookspec says
-        cards = [c for c in found if _admissible(engine, c, texts)]
+        partners = _exchanges(walked)
+        cards = [_citing_exchanges(c, partners) for c in found if _admissible(engine, c, texts)]
         with transaction(engine.db) as db:
             for card in cards:
                 stored = _store(db, card, now)

@@ -62,7 +62,7 @@ class Engine:
         self._channels: list[DenseChannel] | None = None
         self._pm: Any = None
         self._classifier: Callable[..., Classification] | None = None
-        self._vectors: dict[tuple[str, str], Any] = {}  # the last query's embeddings
+        self._vectors: dict[tuple[Any, ...], Any] = {}  # the last query's embeddings, neighbours
         # where writes a hook's answer does not wait for go (deferring()); None: done at once
         self.defer: Callable[[Callable[[], None]], None] | None = None
 

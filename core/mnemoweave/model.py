@@ -221,7 +221,9 @@ class Card(Record):
     proposal: str = ""  # "r_N ITEM": accepting it applies that consolidation item
 
 
-TIERS = ("scene", "knowledge", "nudge")
+TIERS = ("scene", "brief", "proposed", "knowledge", "nudge")
+# What a session starts with (brief.py): the tiers that spend `brief_budget`, not the weave's.
+BRIEF_TIERS = ("brief", "proposed")
 
 
 @dataclass(frozen=True)
@@ -233,6 +235,7 @@ class Line(Record):
     age: float | None = None  # seconds
     score: float = 0.0
     label: str = ""  # e.g. the memory kind, shown as [pref]
+    also: tuple[str, ...] = ()  # further ids the line stands for (an exchange's answer)
 
 
 @dataclass(frozen=True)

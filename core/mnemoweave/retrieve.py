@@ -168,12 +168,14 @@ class Retriever:
         db: sqlite3.Connection,
         config: Config,
         channels: Sequence[DenseChannel],
-        vectors: dict[tuple[str, str], Any] | None = None,
+        vectors: dict[tuple[Any, ...], Any] | None = None,
     ) -> None:
         self.db = db
         self.config = config
         self.channels = list(channels)
-        self.vectors = {} if vectors is None else vectors  # (model, query) -> its embedding
+        # (model, query) -> its embedding, and (model, the index's writes, table, width,
+        # scope, query) -> the index's nearest neighbours: kept for the latest query only
+        self.vectors = {} if vectors is None else vectors
         self.excluded: str | None = None  # a session whose turns this search leaves out
 
     def effective_mode(self, mode: str) -> str:
@@ -266,15 +268,19 @@ class Retriever:
     def _dense(self, channel, table, query, n, projects, kind, out) -> None:
         key = (channel.name, query)
         if key not in self.vectors:
-            if any(seen != query for _, seen in self.vectors):
-                self.vectors.clear()  # only the latest query repeats (the weave searches twice)
+            if any(seen[-1] != query for seen in self.vectors):
+                self.vectors.clear()  # only the latest query repeats (the weave searches again)
             self.vectors[key] = channel.embedder.embed([query], query=True)[0]
         vector = self.vectors[key]
         # The index reads only the scope's collections; status, kind and the excluded
         # session are checked in SQLite, and a first pass that keeps under half the wanted
         # candidates (a session that fills the nearest turns) gets a wider second one.
         for width in (n * 2, n * 12):
-            found = channel.index.query(table, vector, width, projects)
+            scope = tuple(projects or ("*",))
+            asked = (channel.name, channel.index.writes, table, width, scope, query)
+            if asked not in self.vectors:  # the same neighbours, asked again by the weave
+                self.vectors[asked] = channel.index.query(table, vector, width, projects)
+            found = self.vectors[asked]
             kept, complete = self._keep(table, found, projects, kind, n)
             if complete or len(found) < width or len(kept) >= n // 2:
                 break

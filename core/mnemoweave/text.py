@@ -237,6 +237,14 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
+BARE = 3  # words: a reply this short says nothing without its question ("Done.", "好的")
+
+
+def bare(text: str) -> bool:
+    """A text too short to say anything by itself ("Done.", "OK", "好的。", "thanks")."""
+    return len(tokens(text)) <= BARE
+
+
 _stopwords: frozenset[str] | None = None
 
 
@@ -284,6 +292,17 @@ def stem(words: list[str]) -> list[str]:
     for i, stemmed in zip(english, stems, strict=True):
         out[i] = stemmed
     return out
+
+
+def precise_words(text: str) -> list[str]:
+    """The text's content words as whole words (jieba's precise mode for Chinese, not the
+    search mode's overlapping pieces), lowercased, stopwords left out: what a prompt says."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    if not cjk_count(text):
+        words = re.findall(r"\w+", text)
+    else:
+        words = [w for token in _tokenizer().lcut(text) for w in re.findall(r"\w+", token)]
+    return [word for word in words if word not in stopwords()]
 
 
 def terms(text: str) -> list[str]:

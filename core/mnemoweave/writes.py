@@ -224,7 +224,7 @@ class Writer:
         db: sqlite3.Connection,
         config: Config,
         channels: Sequence[DenseChannel],
-        queried: Mapping[tuple[str, str], np.ndarray] | None = None,
+        queried: Mapping[tuple[Any, ...], np.ndarray] | None = None,
         pm: Any = None,
     ) -> None:
         self.db, self.config, self.channels = db, config, list(channels)
@@ -323,6 +323,7 @@ class Writer:
                 return Written("unchanged", ref)
             now = time.time()
             memories_table.rewrite(db, mid, norm=normalise(draft.body), now=now, **after)
+            sessions_table.edited(db, ref)
             audit.record(db, "edit", ref, before, after, actor)
         if per_channel:
             self._index("memories", [ref], [row["project"]], lambda: per_channel)

@@ -57,7 +57,8 @@ def test_a_conversation_yields_cards_quoting_their_evidence_and_small_talk_none(
     small_talk = {refs[4], refs[5], refs[7]}
     assert not cited & small_talk
     (pref,) = [card for card in cards if card.suggested_kind == "pref"]
-    assert pref.evidence == (refs[0],)  # the assistant's echo is not a preference
+    # the rule with the reply that took it up (the assistant's echo is no card of its own)
+    assert pref.evidence == (refs[0], refs[1])
     (fix,) = [card for card in cards if "socket_connect_timeout=2 fixed it" in card.summary]
     assert fix.suggested_kind == "conclusion" and "caused by the Redis client" in fix.summary
     assert any("pnpm" in card.summary for card in cards)
@@ -309,5 +310,6 @@ def test_general_advice_makes_no_card_but_facts_about_the_user_make_one(engine):
         ],
     )
     (card,) = engine.distill()
-    assert card.suggested_kind == "pers" and card.evidence == ("t_3", "t_5")
+    # the facts, with the reply to the first (a fact said with no answer stands alone)
+    assert card.suggested_kind == "pers" and card.evidence == ("t_3", "t_4", "t_5")
     assert "three times" in card.summary and "Emma lives in Osaka" in card.summary

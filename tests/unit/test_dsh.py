@@ -123,7 +123,9 @@ def test_turn_end_distills_the_session(engine):
     ]
     handle(engine, "dsh", "turn-end", payload("turn-end", messages=said))
     (card,) = engine.pending()
-    assert card.suggested_kind == "pref" and card.evidence == ("t_1",)
+    assert card.suggested_kind == "pref" and card.evidence == (
+        "t_1",
+    )  # "Will do." says nothing to cite
 
 
 def test_turn_keys_agree_between_pre_step_turn_end_and_the_cleaned_spool():

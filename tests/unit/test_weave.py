@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from mnemoweave.model import TIERS, Block, Line
 from mnemoweave.text import estimate_tokens
-from mnemoweave.weave import CLOSE, OPEN, assemble, fill_order
+from mnemoweave.weave import CLOSE, OPEN, assemble, fill_order, heading
 
 fragments = st.sampled_from(
     list("abc xyz<>/\"'\n") + list("中文注释记忆") + ["</memory>", "<memory>", "ignore", "  "]
@@ -46,7 +46,7 @@ def test_weave_never_exceeds_budget_and_keeps_its_shape(blocks, budget):
     assert woven.text.count("</memory") == 1  # stored text cannot close the fence
     assert woven.text.count("<memory") == 1
     headers = [i for i, line in enumerate(body) if line.startswith("## ")]
-    assert [body[i][3:] for i in headers] == [t for t in TIERS if t in woven.tiers]
+    assert [body[i] for i in headers] == [heading(t) for t in TIERS if t in woven.tiers]
     for i in headers:  # no header without content
         assert body[i + 1].startswith("- ")
     for line in body[1:-1]:
@@ -100,10 +100,12 @@ def test_tiers_pinned_pending_and_order(engine):
     woven = engine.weave("is the staging database writable", session="s2")
     tiers = {tier: [line.ref for line in lines] for tier, lines in woven.tiers.items()}
     assert tiers["knowledge"] == [fact]
-    assert rule in tiers["nudge"] and "pending" in tiers["nudge"]  # pinned rule, review reminder
+    assert tiers["brief"] == [rule]  # the pinned rule opens the session
+    assert tiers["nudge"] == ["pending"]  # the review reminder
     assert tiers["scene"] == ["session:s1", "t_1"]  # the previous session and its goal
     text = woven.text
-    assert text.index("## scene") < text.index("## knowledge") < text.index("## nudge")
+    order = ["## scene", "## brief", "## knowledge", "## nudge"]
+    assert [text.index(heading) for heading in order] == sorted(text.index(h) for h in order)
     assert "1 card to review" in text
 
 
@@ -115,6 +117,8 @@ def test_superseded_trashed_pending_and_chat_never_woven_as_knowledge(engine):
         (int(engine.remember("the build uses bazel", kind="fact").id[2:]),),
     )
     engine.ingest("s1", "user", "the build uses ninja, I think")  # chat-ish turn, and a card
+    engine.ingest("s1", "assistant", "Right, CMake generates ninja files for the build.")
     woven = engine.weave("what does the build use")
-    assert [line.ref for line in woven.knowledge] == ["t_1"]  # the turn, as past talk
+    # the exchange, as past talk
+    assert [(line.ref, line.also) for line in woven.knowledge] == [("t_1", ("t_2",))]
     assert engine.weave("what does the build use", session="s1").knowledge == ()

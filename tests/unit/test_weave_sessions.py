@@ -21,9 +21,9 @@ def test_a_line_goes_into_a_session_once_until_a_compaction(engine):
     rule = engine.remember("以后代码注释都用英文", kind="pref", project=P).id
     fact = engine.remember("Uploads retry three times with backoff", project=P).id
     start = engine.weave("", session="s", project=P, record=True)
-    assert refs(start, "nudge") == [rule]
+    assert refs(start, "brief") == [rule]  # the session starts with its rules
     first = engine.weave("how often do uploads retry", session="s", project=P, record=True)
-    assert refs(first) == [fact]  # the nudge is not sent again with every prompt
+    assert refs(first) == [fact]  # the brief is not sent again with every prompt
     again = engine.weave("do uploads retry", session="s", project=P, record=True)
     assert again.text == ""  # both lines are already in the host's context
     other = engine.weave("do uploads retry", session="t", project=P)
@@ -50,10 +50,11 @@ def test_earlier_sessions_reach_the_model_without_review(engine):
     engine.ingest("old", "assistant", "Done: the client now sets timeout=10.", project=P)
     engine.ingest("now", "user", "the uploads hung again today", project=P)
     woven = engine.weave("the uploads hung again, what do we do", session="now", project=P)
-    (line,) = [line for line in woven.knowledge if line.ref == said]
-    assert line.label.startswith("past · user · 20") and "10s timeout" in line.text
+    (line,) = [line for line in woven.knowledge if line.ref == said]  # with its answer
+    assert line.label.startswith("past · 20") and line.also == ("t_2",)
+    assert line.text.startswith("user: We decided") and "assistant: Done:" in line.text
     assert all(line.ref != "t_3" for line in woven.knowledge)  # never the current session
-    assert "past · user" in woven.text and f"({said})" in woven.text
+    assert f"({said}, t_2)" in woven.text
 
 
 def test_reviewed_memories_come_first_and_their_evidence_is_not_repeated(engine):
@@ -149,7 +150,9 @@ def test_a_prompt_with_one_clear_match_also_gets_its_weaker_ones(engine):
     strong = engine.ingest(
         "a", "user", "The upload worker crashed on macOS because fork is unsafe there", project=P
     ).id
+    engine.ingest("a", "assistant", "Set OBJC_DISABLE_INITIALIZE_FORK_SAFETY first.", project=P)
     weak = engine.ingest("b", "user", "The upload worker also runs on macOS laptops", project=P).id
+    engine.ingest("b", "assistant", "Right, the same worker image everywhere.", project=P)
     engine.ingest("c", "user", "The docs build with mkdocs and deploy on tag", project=P)
     prompt = "why did the upload worker crash after fork on macOS"
     _, past, _ = weigh(engine, prompt, "now", P)

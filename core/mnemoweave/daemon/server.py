@@ -224,7 +224,7 @@ def warm(engine: Any) -> None:
     engine.classify(Turn("warm-up", "user", "warm up 预热"))
     for source in ("memories", "turns"):  # an older data dir's vector index is split here
         engine.search("warm up 预热", k=1, source=source, touch=False)
-    engine.weave("")
+    engine.weave("warm up 预热")  # the relevance gate's word statistics too
 
 
 def _bind(where: Path, state: DaemonState, ctx: Context) -> _Server:

@@ -5,7 +5,8 @@ the store itself (the daemon holds the store's lock).
   MNEMOWEAVE_PROXY_BUDGET_MS); over budget or with no daemon the request goes upstream
   untouched, and a daemon that is not there is started in the background
   (client.ensure_daemon). What a conversation was given is kept here and sent with each of
-  its later requests (the client's history does not hold it), each line once.
+  its later requests (the client's history does not hold it), each line once; the first
+  request of a conversation gets the brief (brief.py), kept while later blocks come and go.
 - Store: the prompt, the reply and tool lines, after the response, by one worker thread,
   keyed so that a request sent again is stored once. A turn the daemon did not take is
   sent again once (after starting a daemon if none answers), then logged as lost.
@@ -105,8 +106,8 @@ class Memory:
             blocks = self._given.pop(session, [])
             if woven:
                 blocks.append(woven)
-            while len(blocks) > 1 and sum(map(len, blocks)) > KEPT_CHARACTERS:
-                blocks.pop(0)
+            while len(blocks) > 2 and sum(map(len, blocks)) > KEPT_CHARACTERS:
+                blocks.pop(1)  # the first holds the brief: the oldest after it goes
             if blocks:
                 self._given[session] = blocks
             while len(self._given) > KEPT_SESSIONS:

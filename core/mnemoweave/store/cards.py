@@ -178,3 +178,17 @@ def add_evidence(
         (json.dumps(merged), confidence, row["id"]),
     )
     return tuple(merged)
+
+
+def proposals(db: sqlite3.Connection, project: str, kinds: Sequence[str], limit: int) -> list[Card]:
+    """The pending cards a session of `project` is shown as proposals: the project's of
+    `kinds` and global preferences (no consolidation proposals), most confident first."""
+    marks = ",".join("?" * len(kinds))
+    rows = db.execute(
+        "SELECT * FROM cards WHERE status = 'pending' AND proposal = ''"
+        f" AND ((project = ? AND suggested_kind IN ({marks}))"
+        " OR (project = '' AND suggested_kind = 'pref'))"
+        " ORDER BY confidence DESC, id DESC LIMIT ?",
+        [project, *kinds, limit],
+    )
+    return [from_row(row) for row in rows]

@@ -148,14 +148,39 @@ def merge(
 
 
 def evidence_of(db: sqlite3.Connection, refs: Sequence[str]) -> dict[str, list[str]]:
-    """The evidence turn ids of the memories `refs` (m_N), by ref."""
+    """The evidence turn ids of the memories `refs` (m_N) whose text is their cards' as
+    proposed (origin "card"), by ref: a memory an agent or a person edited says something
+    its evidence turns did not."""
     if not refs:
         return {}
     marks = ",".join("?" * len(refs))
     rows = db.execute(
-        f"SELECT id, evidence FROM memories WHERE id IN ({marks})", [int(r[2:]) for r in refs]
+        f"SELECT id, evidence FROM memories WHERE id IN ({marks}) AND origin = 'card'",
+        [int(r[2:]) for r in refs],
     )
     return {f"m_{row['id']}": json.loads(row["evidence"]) for row in rows}
+
+
+def citing(
+    db: sqlite3.Connection, turns: Sequence[str], projects: Sequence[str] | None
+) -> dict[str, sqlite3.Row]:
+    """The active memory (of `projects`, None: any) that cites each of `turns` (t_N) as
+    evidence, by turn: the memory stands in for its evidence."""
+    if not turns:
+        return {}
+    marks = ",".join("?" * len(turns))
+    where, params = _scope(projects, None)
+    rows = db.execute(
+        f"SELECT e.value AS turn, {', '.join('m.' + c.strip() for c in RANKED.split(','))}"
+        " FROM memories m, json_each(m.evidence) e"
+        f" WHERE m.status = 'active' AND m.evidence != '[]' AND e.value IN ({marks}){where}"
+        " ORDER BY m.importance DESC, m.updated DESC",
+        [*turns, *params],
+    )
+    found: dict[str, sqlite3.Row] = {}
+    for row in rows:
+        found.setdefault(row["turn"], row)
+    return found
 
 
 def touch(db: sqlite3.Connection, ids: Sequence[int], now: float) -> None:
@@ -347,4 +372,20 @@ def standing(db: sqlite3.Connection, projects: Sequence[str], limit: int) -> lis
         " WHERE status = 'active' AND (kind = 'pref' OR importance >= 5)"
         f" AND project IN ({marks}) ORDER BY importance DESC, updated DESC LIMIT ?",
         [*projects, limit],
+    ).fetchall()
+
+
+def briefing(
+    db: sqlite3.Connection, project: str, kinds: Sequence[str], limit: int
+) -> list[sqlite3.Row]:
+    """The active memories a session of `project` starts with: the project's of `kinds`,
+    pinned ones (importance 5), and global preferences; ranked by importance, feedback
+    weight and use, newest first among equals."""
+    marks = ",".join("?" * len(kinds))
+    return db.execute(
+        "SELECT id, kind, body, updated, importance, evidence, origin FROM memories"
+        " WHERE status = 'active' AND ((project = ? AND (kind IN"
+        f" ({marks}) OR importance >= 5)) OR (project = '' AND (kind = 'pref' OR importance >= 5)))"
+        " ORDER BY importance DESC, weight DESC, access_count DESC, updated DESC, id DESC LIMIT ?",
+        [project, *kinds, limit],
     ).fetchall()

@@ -80,6 +80,20 @@ def record_woven(db: sqlite3.Connection, session: str, refs: list[str], now: flo
     )
 
 
+EDITED = "edited:"  # before a memory's id: the memory was edited after the session had it
+
+
+def edited(db: sqlite3.Connection, ref: str) -> None:
+    """Memory `ref` was edited: each session that was given it is owed its new text (its
+    record of the memory becomes EDITED + ref until the new text goes in)."""
+    db.execute(
+        "INSERT OR IGNORE INTO woven (session_id, ref, ts)"
+        " SELECT session_id, ? || ref, ts FROM woven WHERE ref = ?",
+        (EDITED, ref),
+    )
+    db.execute("DELETE FROM woven WHERE ref = ?", (ref,))
+
+
 def record_injection(
     db: sqlite3.Connection, session: str, refs: list[str], tokens: int, now: float
 ) -> None:

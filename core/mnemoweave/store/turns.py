@@ -176,6 +176,16 @@ def ranked_at(db: sqlite3.Connection, positions: Sequence[tuple[str, int]]) -> l
     ).fetchall()
 
 
+def around(db: sqlite3.Connection, session: str, seq: int, reach: int) -> list[sqlite3.Row]:
+    """The RANKED columns and kind of the user and assistant turns of `session` within
+    `reach` places of `seq`, in order: what an exchange is cut from."""
+    return db.execute(
+        f"SELECT {RANKED}, kind FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
+        " AND role IN ('user', 'assistant') ORDER BY seq",
+        (session, seq - reach, seq + reach),
+    ).fetchall()
+
+
 def to_embed(db: sqlite3.Connection, ids: Sequence[int] | None = None) -> Iterator[sqlite3.Row]:
     """The EMBEDDED columns of every turn, or of those with these ids that exist; rows are
     read as they are iterated."""

@@ -87,6 +87,7 @@ class VectorIndex:
         self._engine: Any = None
         self._known: dict[str, dict[str, _Collection]] = {}  # table -> project -> collection
         self._unsplit: dict[str, _Collection] = {}  # name -> a collection from before the split
+        self.writes = 0  # changes made through this index: what a reader's cache is valid for
 
     def close(self) -> None:
         """Let go of the store (the next call opens it again)."""
@@ -166,6 +167,7 @@ class VectorIndex:
         projects: Sequence[str],
     ) -> None:
         """Store (or replace) each id's vector in its project's collection."""
+        self.writes += 1
         by_project: dict[str, list[int]] = {}
         for position, project in enumerate(projects):
             by_project.setdefault(project, []).append(position)
@@ -186,12 +188,14 @@ class VectorIndex:
     def delete(self, table: str, ids: Sequence[str]) -> None:
         """Remove these ids from every collection of the table (deletes are rare: a purge,
         a repair, a retracted team memory)."""
+        self.writes += 1
         if ids:
             for collection in self._scope(table, None):
                 self._engine.delete(collection.id, list(ids), None, None, None, *_WHERE)
 
     def move(self, table: str, old: str, new: str) -> None:
         """Give project `old`'s vectors to project `new` (a project renamed or merged)."""
+        self.writes += 1
         collections = self._collections(table)
         source = collections.get(old)
         if source is None or old == new:
@@ -203,6 +207,7 @@ class VectorIndex:
 
     def clear(self, table: str) -> None:
         """Drop every collection of the table (the next write creates them empty)."""
+        self.writes += 1
         for collection in self._scope(table, None):
             self._engine.delete_collection(collection.name, *_WHERE)
         self._known[table] = {}

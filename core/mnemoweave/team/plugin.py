@@ -29,12 +29,9 @@ def weave_blocks(engine: Engine, query: str, project: str | None) -> list[Block]
     found = engine.search(query, k=KNOWLEDGE_K, project=project, source="team", touch=False)
     if not found:
         return []
-    gate = Gate(engine, query, "memories")
+    gate = Gate(engine, query)
     scored = [(hit, gate.score(gate.signals(hit.text, hit.extra["explain"]))) for hit in found]
-    config = engine.config
-    if not any(score >= config.weave_gate for _, score in scored):
-        return []
-    threshold = min(config.weave_line_gate, config.weave_gate)
+    threshold = engine.config.memory_gate  # reviewed memories, as own ones are
     now = time.time()
     lines = [
         Line(
