@@ -6,7 +6,8 @@ from the store's own statistics (a young store's handful of texts must not decid
 prompt asks, and a store of 100,000 must not drown a direct hit):
 - the prompt's words and how much each says (wordinfo.py: surprisal in general text),
   stopwords left out; Chinese is read as jieba's whole words, each credited in part when a
-  text holds only a piece of it;
+  text holds only a piece of it; a text in the other language holds a word when it holds
+  its glossary equivalent (text.translations: common software words, "部署" for "deploy");
 - coverage: the share of that information the text holds within its best window of two
   sentences (a long turn that scatters the prompt's words over a page does not hold
   them); matched: that information in nats (covering a prompt that names nothing in
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import wordinfo
 from .snippets import sentences
-from .text import cjk_count, precise_words, stem, terms
+from .text import cjk_count, precise_words, stem, terms, translations
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -42,17 +43,18 @@ if TYPE_CHECKING:
 # feature (see `Signals.features`).
 GATE_WEIGHTS: Mapping[str, Mapping[str, float]] = {
     "hybrid": {
-        "bias": -1.36,
-        "coverage": 0.76,
-        "matched": 1.12,
-        "key": 1.08,
-        "cosine": 5.88,
-        "cross_cosine": 1.14,
-        "cross": 1.12,
+        "bias": -1.92,
+        "coverage": -0.22,
+        "matched": 1.7,
+        "key": 0.58,
+        "cosine": 3.99,
+        "cross_cosine": 0.61,
+        "cross": 0.33,
     },
-    # without a model (not fitted): a memory that holds half the prompt's information
-    # reaches the memory gate (0.40), an exchange that holds 70% the exchange gate (0.90)
-    "lexical": {"bias": -6.9, "coverage": 13.0},
+    # without a model (not fitted): at the default gates a memory must hold half the
+    # prompt's information (0.36), an exchange 70% to let exchanges in (0.98), and then
+    # 56% (0.68)
+    "lexical": {"bias": -11.7, "coverage": 22.3},
 }
 
 NOT_FOUND = -0.5  # the cosine signal of a text no model found near the query
@@ -63,25 +65,25 @@ MATCHED_CAP = 4.0  # the matched feature at most (40 nats: a long, specific prom
 
 @dataclass(frozen=True)
 class Word:
-    """One content word of a prompt: the term the index holds, how much it says, and the
-    index terms of its pieces (a Chinese word the index may hold only in part)."""
+    """One content word of a prompt: the term the index holds, how much it says, the index
+    terms of its pieces (a Chinese word the index may hold only in part), and the terms that
+    say it in the other language (text.translations)."""
 
     term: str
     information: float
     pieces: tuple[str, ...] = ()
+    translations: tuple[str, ...] = ()
 
 
 def prompt_words(query: str) -> list[Word]:
     """The prompt's content words, each once, with their information."""
     found: dict[str, Word] = {}
     for word in precise_words(query):
-        if cjk_count(word):
-            pieces = tuple(p for p in dict.fromkeys(terms(word)) if p != word)
-            found.setdefault(word, Word(word, wordinfo.information(word), pieces))
-        else:
-            term = stem([word])[0]
-            if term not in found:
-                found[term] = Word(term, wordinfo.information(word))
+        term = word if cjk_count(word) else stem([word])[0]
+        if term in found:
+            continue
+        pieces = tuple(p for p in dict.fromkeys(terms(word)) if p != word) if term == word else ()
+        found[term] = Word(term, wordinfo.information(word), pieces, translations(term))
     return list(found.values())
 
 
@@ -144,7 +146,7 @@ class Gate:
 
     @staticmethod
     def _held(word: Word, have: set[str]) -> float:
-        if word.term in have:
+        if word.term in have or any(other in have for other in word.translations):
             return word.information
         parts = [wordinfo.information(piece) for piece in word.pieces if piece in have]
         return min(word.information, max(parts, default=0.0))

@@ -265,6 +265,31 @@ def stopwords() -> frozenset[str]:
     return _stopwords
 
 
+@functools.cache
+def _glossary() -> dict[str, tuple[str, ...]]:
+    """Index term -> its equivalents in the other language (data/glossary.txt: common
+    software words in English and Chinese), as the index spells them."""
+    from importlib.resources import files
+
+    data = files("mnemoweave") / "data" / "glossary.txt"
+    pairs: dict[str, set[str]] = {}
+    for line in data.read_text(encoding="utf-8").splitlines():
+        english, found, chinese = line.partition(" = ")
+        spelled = terms(english) if found and not line.startswith("#") else []
+        if len(spelled) != 1:  # a comment, or a hyphenated word the index splits
+            continue
+        for word in chinese.split(", "):
+            pairs.setdefault(spelled[0], set()).add(word)
+            pairs.setdefault(word, set()).add(spelled[0])
+    return {term: tuple(sorted(other)) for term, other in pairs.items()}
+
+
+def translations(term: str) -> tuple[str, ...]:
+    """The index terms that say `term` in the other language ("deploy" -> "部署", "上线", ...;
+    "超时" -> "timeout"), from a glossary of common software words."""
+    return _glossary().get(term, ())
+
+
 def content_words(text: str) -> list[str]:
     """The text's tokens without stopwords, in order (what says what a text is about)."""
     return [token for token in tokens(text) if token not in stopwords()]

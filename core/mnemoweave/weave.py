@@ -22,15 +22,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .brief import brief_blocks
 from .brief import evidence as card_evidence
-from .exchanges import Exchange, exchange_of
 from .hookspecs import hookimpl
-from .model import BRIEF_TIERS, TIERS, Block, Hit, Line, age, counted, iso
-from .relevance import Gate, Signals
+from .knowledge import MEMORY_FIRST, knowledge_blocks
+from .model import BRIEF_TIERS, TIERS, Block, Line, age, counted, iso
 from .scope import visible
 from .store import cards as cards_table
 from .store import memories as memories_table
@@ -47,10 +46,6 @@ CLOSE = "</memory>"
 FILL_ORDER = ("brief", "proposed", "knowledge", "nudge", "scene")  # who gets the budget first
 HEADINGS = {"proposed": "proposed, not yet reviewed"}  # a tier's heading, when not its name
 BRIEFED = "brief"  # in a session's record once it has had its brief (until a compaction)
-KNOWLEDGE_K = 8  # memories the knowledge tier considers
-PAST_K = 12  # past turns it considers when memories do not cover the prompt
-DENSE_K = 4  # more of each it considers by meaning alone (another language's hits)
-MEMORY_FIRST = 1.0  # block priority that puts every reviewed memory above every snippet
 # Always on (nudge): preferences, and memories of any kind at importance 5.
 NUDGE_MEMORIES = 6
 NUDGE_SKILLS = 5
@@ -183,9 +178,10 @@ def weave(
     brief = brief_blocks(engine, project) if briefing else []
     evidence = _evidence(engine, [*brief, *blocks])
     brief_budget = engine.config.brief_budget if briefing else 0
-    if brief:
-        brief = [_without(block, given, evidence) for block in brief]
-        shown = _refs(assemble(brief, 0, brief_budget))
+    if brief:  # what fits of the brief first: the rest of the weave does not repeat it
+        kept = assemble([_without(block, given, evidence) for block in brief], 0, brief_budget)
+        brief = [Block(tier, lines, "mnemoweave:brief") for tier, lines in kept.tiers.items()]
+        shown = _refs(kept)
         given = given | set(shown) | {cited for ref in shown for cited in evidence.get(ref, ())}
     blocks = [_without(block, given, evidence) for block in blocks]
     woven = assemble([*brief, *blocks], budget, brief_budget)
@@ -270,116 +266,6 @@ def edited_block(engine: Engine, given: set[str]) -> Block:
 
 
 # --- built-in blocks (registered as a plugin) -------------------------------------------
-
-
-@dataclass(frozen=True)
-class Weighed:
-    """A search hit the knowledge tier considers, with what the relevance gate sees of it."""
-
-    hit: Hit
-    signals: Signals
-    score: float  # the gate's score, 0-1
-
-
-def weigh(
-    engine: Engine, query: str, session: str | None, project: str | None
-) -> tuple[list[Weighed], list[Weighed], Gate]:
-    """The memories and the earlier sessions' turns the knowledge tier considers for a
-    query, best first, each with its gate score (the turn gate is returned for snippets).
-    A prompt that names nothing ("thanks!", "好的", "2+2?") asks nothing of memory."""
-    gate = Gate(engine, query)
-    if all(term.isdigit() for term in gate.wanted):
-        return [], [], gate
-    memories = [
-        Weighed(hit, signals, gate.score(signals))
-        for hit in _candidates(engine, query, KNOWLEDGE_K, project, "memories", None)
-        for signals in [gate.signals(hit.text, hit.extra["explain"])]
-    ]
-    hits = _candidates(engine, query, PAST_K, project, "turns", session)
-    own = {
-        (hit.extra["session"], hit.extra["seq"]): gate.signals(hit.text, hit.extra["explain"])
-        for hit in hits
-    }
-    past = []
-    for hit in hits:
-        at = (hit.extra["session"], hit.extra["seq"])
-        signals = replace(own[at], before=own.get((at[0], at[1] - 1)))
-        past.append(Weighed(hit, signals, gate.score(signals)))
-    return memories, past, gate
-
-
-def _candidates(
-    engine: Engine, query: str, k: int, project: str | None, source: str, session: str | None
-) -> list[Hit]:
-    """The best `k` hits of a hybrid search, then the best DENSE_K by meaning alone that
-    are not among them: a hit in the other language must not be crowded out by texts that
-    merely share a word with the prompt."""
-    found = engine.search(
-        query, k=k, project=project, source=source, touch=False, exclude_session=session
-    )
-    seen = {hit.id for hit in found}
-    by_meaning = engine.search(
-        query,
-        k=DENSE_K,
-        project=project,
-        source=source,
-        mode="dense",
-        touch=False,
-        exclude_session=session,
-    )
-    return found + [hit for hit in by_meaning if hit.id not in seen]
-
-
-def knowledge_blocks(
-    engine: Engine, query: str, session: str | None, project: str | None
-) -> list[Block]:
-    """Reviewed memories that pass the gate, then exchanges of earlier sessions.
-
-    A reviewed memory is woven when it reaches `memory_gate`. A prompt gets exchanges of
-    earlier sessions when one of them reaches `weave_gate` (or a memory was woven); it then
-    gets every one that reaches `weave_line_gate` (an on-topic prompt's evidence is often
-    not its best match, while an off-topic prompt's weaker matches are noise). A past turn is
-    woven as its exchange (see `exchange`), and an exchange that an active memory cites
-    as evidence is woven as that memory instead: what was reviewed stands in for the
-    turns it came from."""
-    if not query.strip():
-        return []
-    now = time.time()
-    memories, past, gate = weigh(engine, query, session, project)
-    config = engine.config
-    kept = {
-        m.hit.id: Line(m.hit.text, m.hit.id, now - m.hit.created, m.score, m.hit.kind)
-        for m in memories
-        if m.score >= config.memory_gate
-    }
-    if not kept and not any(p.score >= config.weave_gate for p in past):
-        return []
-    threshold = min(config.weave_line_gate, config.weave_gate)
-    exchanges: dict[tuple[str, ...], tuple[Weighed, Exchange]] = {}
-    for p in past:
-        if p.score >= threshold:
-            found = exchange_of(engine, p.hit)
-            exchanges.setdefault(found.refs, (p, found))
-    turns = [ref for found in exchanges for ref in found]
-    stand_ins = memories_table.citing(engine.db, turns, None)
-    given = sessions_table.woven(engine.db, session) if session else set()
-    visible_to = set(visible(project or ""))
-    lines = []
-    for p, found in exchanges.values():
-        cited = [stand_ins[ref] for ref in found.refs if ref in stand_ins]
-        if cited:  # the reviewed memory, never its evidence
-            row = cited[0]
-            ref = f"m_{row['id']}"
-            if row["project"] in visible_to and ref not in kept:
-                kept[ref] = Line(row["body"], ref, now - row["created"], p.score, row["kind"])
-            continue
-        line = found.line(query, gate.weights, p.score, given)
-        if line is not None:
-            lines.append(line)
-    blocks = [Block("knowledge", tuple(kept.values()), "mnemoweave", MEMORY_FIRST)] if kept else []
-    if lines:
-        blocks.append(Block("knowledge", tuple(lines), "mnemoweave:past"))
-    return blocks
 
 
 def nudge_block(engine: Engine, project: str | None) -> Block | None:

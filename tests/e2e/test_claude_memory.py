@@ -208,3 +208,37 @@ def test_with_the_plugin_and_a_settings_install_a_prompt_gets_one_block(
     assert installed.returncode == 0, installed.stderr
     assert blocks() == alone
     assert "stands aside" in (claude.mnemoweave_home / "logs" / "hooks.log").read_text()
+
+
+def test_decisions_of_earlier_sessions_reach_the_prompts_that_need_them(
+    claude, fake_anthropic, daemon_with_models
+):
+    fake_anthropic.reply = "Noted."
+    said = [
+        "We decided that the upload client retries only on connect errors and 502/503/504, "
+        "at most 3 attempts with exponential backoff, using tenacity.",
+        "以后提交之前必须先跑 make lint，commit message 一律用英文写。",
+    ]
+    for text in said:  # sessions 1 and 2; no card is reviewed
+        assert claude.run(text, *WITH_PLUGIN).rc == 0
+    assert {
+        c["suggested_kind"] for c in json.loads(mw(claude, "pending", "--json").stdout)["cards"]
+    }
+    fake_anthropic.reply = "OK."
+    retry = claude.run("add retry to the upload client", *WITH_PLUGIN)
+    commit = claude.run("准备提交这个改动", *WITH_PLUGIN, "--continue")
+    haiku = claude.run("write a haiku about autumn", *WITH_PLUGIN, "--continue")
+    runs = (retry, commit, haiku)
+    assert all(run.rc == 0 for run in runs), runs
+    assert len({run.session_id for run in runs}) == 1  # session 3
+    assert "502/503/504" in memory_text(retry.bodies[-1])
+    assert "make lint" in memory_text(commit.bodies[-1])
+    # the unrelated prompt adds no memory of its own: its request holds the lines before
+    assert memory_lines(haiku.bodies[-1]) == memory_lines(commit.bodies[-1])
+    lines = memory_lines(haiku.bodies[-1])  # every line the session was given
+    ids = [re.findall(r"\(([^,()]+)[,)]", line)[-1] for line in lines]  # (m_3, 2d): m_3
+    assert len(ids) == len(set(ids)), lines  # no line twice
+
+
+def memory_text(body: dict) -> str:
+    return "\n".join(memory_lines(body))

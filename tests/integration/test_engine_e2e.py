@@ -22,13 +22,13 @@ def test_a_bilingual_session_preference_reaches_the_next_session(real_engine):
     kinds = [row[0] for row in real_engine.db.execute("SELECT kind FROM turns ORDER BY id")]
     assert kinds[0] == "pref" and kinds[-1] == "chat"
     cards = real_engine.db.execute("SELECT suggested_kind, evidence FROM cards").fetchall()
-    assert ("pref", '["t_1"]') in [tuple(c) for c in cards]
+    assert ("pref", '["t_1", "t_2"]') in [tuple(c) for c in cards]  # the rule and its reply
     assert real_engine.capsule("s1")["goal"]["ref"] == "t_3"  # the mission
     # the agent reviews: accepts the preference card, which becomes a memory with evidence
-    (pref,) = [card for card in real_engine.pending() if card.evidence == ("t_1",)]
+    (pref,) = [card for card in real_engine.pending() if card.evidence == ("t_1", "t_2")]
     assert pref.suggested_kind == "pref"
     memory = real_engine.get(real_engine.review(pref.id, "accept").id)
-    assert memory.evidence == ("t_1",) and memory.project == "uploader"
+    assert memory.evidence == ("t_1", "t_2") and memory.project == "uploader"
     real_engine.handle(SessionEvent("start", "s2", host="claude-code", project="uploader"))
     woven = real_engine.weave("给 upload 函数加注释", session="s2", project="uploader")
     assert "以后代码注释都用英文" in woven.text

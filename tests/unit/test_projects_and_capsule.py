@@ -47,3 +47,20 @@ def test_capsule_rolls_goal_decisions_and_open_threads():
     assert recap["goal"]["ref"] == "t_4"  # but not a later mission
     assert recap["turns"] == 5 and [o["ref"] for o in recap["open"]] == ["t_4", "t_5"]
     assert capsule.without(recap, "t_4")["goal"] is None
+
+
+def test_a_statement_is_neither_the_goal_nor_an_open_request():
+    recap = capsule.empty()
+    pitfall = "Pitfall we hit today: RQ workers abort after fork on macOS, set the env var"
+    recap = capsule.update(recap, turn("t_1", "user", pitfall, "conclusion"))
+    recap = capsule.update(
+        recap, turn("t_2", "user", "以后 commit message 都用英文写，记住了", "pref")
+    )
+    assert recap["goal"] is None and recap["open"] == []
+    assert [d["ref"] for d in recap["decisions"]] == ["t_1"] and recap["rules"][0]["ref"] == "t_2"
+    recap = capsule.update(
+        recap, turn("t_3", "user", "now make the worker start script use it", "chat")
+    )
+    assert recap["goal"]["ref"] == "t_3" and [o["ref"] for o in recap["open"]] == ["t_3"]
+    recap = capsule.update(recap, turn("t_4", "assistant", "Done.", "chat"))
+    assert recap["open"] == []  # answered

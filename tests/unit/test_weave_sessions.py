@@ -4,10 +4,10 @@ compaction resets; and the snippets it cuts from long turns."""
 from dataclasses import replace
 
 from mnemoweave import adapters
+from mnemoweave.knowledge import weigh
 from mnemoweave.model import SessionEvent
 from mnemoweave.snippets import snippet
 from mnemoweave.text import estimate_tokens
-from mnemoweave.weave import weigh
 
 P = "/srv/uploader"
 

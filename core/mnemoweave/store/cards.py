@@ -180,6 +180,26 @@ def add_evidence(
     return tuple(merged)
 
 
+def citing(
+    db: sqlite3.Connection, turns: Sequence[str], projects: Sequence[str] | None
+) -> list[Card]:
+    """The pending cards (of `projects`, None: any; no consolidation proposals) that cite
+    any of `turns` (t_N) as evidence, most confident first."""
+    if not turns:
+        return []
+    where, params = "", list(turns)
+    if projects is not None:
+        where = f" AND c.project IN ({','.join('?' * len(projects))})"
+        params += list(projects)
+    rows = db.execute(
+        "SELECT DISTINCT c.* FROM cards c, json_each(c.evidence) e WHERE c.status = 'pending'"
+        f" AND c.proposal = '' AND e.value IN ({','.join('?' * len(turns))}){where}"
+        " ORDER BY c.confidence DESC, c.id DESC",
+        params,
+    )
+    return [from_row(row) for row in rows]
+
+
 def proposals(db: sqlite3.Connection, project: str, kinds: Sequence[str], limit: int) -> list[Card]:
     """The pending cards a session of `project` is shown as proposals: the project's of
     `kinds` and global preferences (no consolidation proposals), most confident first."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from ..text import content_terms, segment, terms
+from ..text import content_terms, segment, terms, translations
 
 
 def index(db: sqlite3.Connection, table: str, rowid: int, text: str) -> None:
@@ -29,7 +29,9 @@ def replace_all(db: sqlite3.Connection, table: str, rows: Iterable[tuple[int, st
 
 
 def match_expression(query: str, drop_stopwords: bool = True) -> str | None:
-    """An FTS5 query matching any token of `query` (ranked by BM25), or None if it has none.
+    """An FTS5 query matching any token of `query` (ranked by BM25), or None if it has none;
+    each content word also matches its glossary equivalents in the other language
+    (text.translations: "部署" finds "deploy").
 
     Stopwords are dropped unless nothing else is left ("what did I say?" still matches).
     """
@@ -38,6 +40,7 @@ def match_expression(query: str, drop_stopwords: bool = True) -> str | None:
         seen = dict.fromkeys(content_terms(query)) or seen
     if not seen:
         return None
+    seen |= dict.fromkeys(other for token in list(seen) for other in translations(token))
     return " OR ".join('"' + token.replace('"', '""') + '"' for token in seen)
 
 

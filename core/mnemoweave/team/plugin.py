@@ -12,9 +12,9 @@ import time
 from typing import TYPE_CHECKING
 
 from ..hookspecs import hookimpl
+from ..knowledge import KNOWLEDGE_K, MEMORY_FIRST
 from ..model import Block, Line, SessionEvent
 from ..relevance import Gate
-from ..weave import KNOWLEDGE_K, MEMORY_FIRST
 
 if TYPE_CHECKING:
     from ..engine import Engine

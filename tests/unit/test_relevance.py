@@ -1,0 +1,53 @@
+"""The relevance gate's signals: word information from outside the store, so that a store
+of one memory and a store of thousands judge a prompt alike (relevance.py, wordinfo.py)."""
+
+from mnemoweave import wordinfo
+from mnemoweave.relevance import Gate, prompt_words
+from mnemoweave.text import translations
+
+
+def test_rare_words_say_more_than_common_ones_in_both_languages():
+    info = wordinfo.information
+    assert info("the") < info("window") < info("deploy") < info("presigned")
+    assert info("的") < info("部署") < info("重试")
+    assert info("httpx") > info("client")  # an identifier needs pieces: it says a lot
+    assert wordinfo.information("zzqxj") > 20  # unknown to every piece table
+
+
+def test_prompt_words_are_whole_words_once_with_their_translations():
+    words = {w.term: w for w in prompt_words("今天天气怎么样？Deploy window, deploys")}
+    assert set(words) == {"今天天气", "deploy", "window"}
+    assert words["今天天气"].pieces  # a text holding 天气 holds part of it
+    assert "部署" in words["deploy"].translations and "deploy" in translations("部署")
+
+
+def test_the_gate_judges_a_memory_the_same_in_a_young_store_and_a_large_one(engine):
+    text = "The team's deploy window is Friday 18:00, never on Mondays."
+    young = Gate(engine, "When is our deploy window")
+    first = young.signals(text, {})
+    for number in range(200):
+        engine.remember(f"Deploy note {number}: service s{number} deploys on demand", project="p")
+    again = Gate(engine, "When is our deploy window").signals(text, {})
+    assert first == again and first.coverage == 1.0 and first.key == 1.0
+    assert young.score(first) >= engine.config.memory_gate
+    chinese = Gate(engine, "我们的部署窗口是什么时候？").signals(text, {"same_language": 0.0})
+    assert chinese.coverage == 1.0 and not chinese.same_language  # through the glossary
+
+
+def test_a_long_text_holds_the_prompts_words_only_within_a_window():
+    from mnemoweave.relevance import Gate as G
+
+    class Bare:
+        channels: list = []
+
+    gate = G(Bare(), "upload timeout retry")  # type: ignore[arg-type]
+    near = "Uploads hung. We set a timeout and a retry on the upload client."
+    far = (
+        "Uploads are big. "
+        + "Nothing else here. " * 5
+        + "A timeout was set. "
+        + "More. " * 5
+        + "One retry."
+    )
+    assert gate.coverage(near) == 1.0
+    assert gate.coverage(far) < 1.0
