@@ -143,13 +143,14 @@ def echo_check(embedders: Sequence[Any], cases: Sequence[dict[str, Any]]) -> dic
 
 
 def _echo(line: Any, prompt: str, said: dict[str, dict[str, str]]) -> bool:
-    """A line that holds the prompt's earlier copy, or shows a bare reply alone."""
+    """A line that shows the prompt's earlier copy (the user's own words), or a bare reply
+    with nothing else."""
+    shown = normalise(line.text)
+    copies = [t for t in said.values() if t["role"] == "user" and echoes(t["text"], prompt)]
+    if any(normalise(t["text"]) in shown for t in copies):
+        return True
     parts = [said[ref] for ref in (line.ref, *line.also) if ref in said]
-    if any(t["role"] == "user" and echoes(t["text"], prompt) for t in parts):
-        return True
-    if len(parts) == 1 and parts[0]["role"] == "assistant" and bare(parts[0]["text"]):
-        return True
-    return normalise(prompt) in normalise(line.text)
+    return len(parts) == 1 and parts[0]["role"] == "assistant" and bare(parts[0]["text"])
 
 
 def edit_check(embedders: Sequence[Any], cases: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -74,12 +74,12 @@ class Config:
     decisions and pitfalls, then proposals not yet reviewed (on top of `weave_budget`)."""
     brief_proposals: int = 20
     """Pending cards the brief shows at most, most confident first."""
-    memory_gate: float = 0.42
+    memory_gate: float = 0.50
     """Relevance score (0-1, see relevance.py) a reviewed memory needs to be woven."""
-    weave_gate: float = 0.96
+    weave_gate: float = 0.94
     """Relevance score one exchange of an earlier session must reach for a prompt to get
     earlier sessions' exchanges (a memory reaching `memory_gate` does too)."""
-    weave_line_gate: float = 0.96
+    weave_line_gate: float = 0.94
     """Relevance score each exchange needs to be woven, once a prompt gets them (at most
     `weave_gate`)."""
     half_life_days: float = 30.0

@@ -169,6 +169,8 @@ def proposals(
     of their own (judged as raw talk is, not being reviewed): what earlier sessions settled
     can reach a prompt before anyone reviews it, in a card's words."""
     found = cards_table.citing(engine.db, [hit.id for hit in hits], visible(project or ""))
+    if not found:
+        return []
     weighed = []
     for card, explain in zip(
         found, _explain(engine, query, [c.summary for c in found]), strict=True

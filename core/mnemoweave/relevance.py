@@ -7,7 +7,9 @@ prompt asks, and a store of 100,000 must not drown a direct hit):
 - the prompt's words and how much each says (wordinfo.py: surprisal in general text),
   stopwords left out; Chinese is read as jieba's whole words, each credited in part when a
   text holds only a piece of it; a text in the other language holds a word when it holds
-  its glossary equivalent (text.translations: common software words, "部署" for "deploy");
+  its glossary equivalent (text.translations: common software words, "部署" for "deploy")
+  as a word of its own, not as a part of a compound name ("nimbus-search" names a service,
+  it does not say "查找");
 - coverage: the share of that information the text holds within its best window of two
   sentences (a long turn that scatters the prompt's words over a page does not hold
   them); matched: that information in nats (covering a prompt that names nothing in
@@ -28,6 +30,7 @@ every one that reaches `weave_line_gate`.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -44,23 +47,23 @@ if TYPE_CHECKING:
 GATE_WEIGHTS: Mapping[str, Mapping[str, float]] = {
     "hybrid": {
         "bias": -1.92,
-        "coverage": -0.22,
-        "matched": 1.7,
-        "key": 0.58,
-        "cosine": 3.99,
-        "cross_cosine": 0.61,
+        "coverage": -0.26,
+        "matched": 1.71,
+        "key": 0.67,
+        "cosine": 3.89,
+        "cross_cosine": 0.68,
         "cross": 0.33,
     },
     # without a model (not fitted): at the default gates a memory must hold half the
-    # prompt's information (0.36), an exchange 70% to let exchanges in (0.98), and then
-    # 56% (0.68)
-    "lexical": {"bias": -11.7, "coverage": 22.3},
+    # prompt's information (0.50), an exchange 70% (0.94)
+    "lexical": {"bias": -6.88, "coverage": 13.76},
 }
 
 NOT_FOUND = -0.5  # the cosine signal of a text no model found near the query
 WINDOW = 2  # sentences a text must hold the prompt's words within
 MATCHED_SCALE = 10.0  # nats per unit of the matched feature
 MATCHED_CAP = 4.0  # the matched feature at most (40 nats: a long, specific prompt)
+COMPOUND = re.compile(r"\w+(?:[-_]\w+)+")  # names such as nimbus-search, job_timeout
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,7 @@ class Gate:
         self.wanted = [word.term for word in self.words]
         self.total = sum(word.information for word in self.words)
         self.weights = {word.term: word.information for word in self.words}  # for snippets
+        self.translated = any(word.translations for word in self.words)
         informations = [word.information for word in self.words]
         self.key = informations.index(max(informations)) if informations else 0
         self.cutoffs = {channel.name: channel.relevant_cosine for channel in engine.channels}
@@ -136,8 +140,10 @@ class Gate:
         parts = sentences(text) or [text]
         best: tuple[float, float] = (0.0, 0.0)
         for start in range(max(1, len(parts) - WINDOW + 1)):
-            have = set(terms(" ".join(parts[start : start + WINDOW])))
-            held = [self._held(word, have) for word in self.words]
+            window = " ".join(parts[start : start + WINDOW])
+            have = set(terms(window))
+            alone = set(terms(COMPOUND.sub(" ", window))) if self.translated else have
+            held = [self._held(word, have, alone) for word in self.words]
             found = (sum(held), held[self.key] / self.words[self.key].information)
             best = max(best, found)
             if best[0] >= self.total:
@@ -145,8 +151,9 @@ class Gate:
         return best
 
     @staticmethod
-    def _held(word: Word, have: set[str]) -> float:
-        if word.term in have or any(other in have for other in word.translations):
+    def _held(word: Word, have: set[str], alone: set[str]) -> float:
+        """`alone`: the terms `have` holds outside compound names."""
+        if word.term in have or any(other in alone for other in word.translations):
             return word.information
         parts = [wordinfo.information(piece) for piece in word.pieces if piece in have]
         return min(word.information, max(parts, default=0.0))

@@ -208,7 +208,13 @@ def read_dictionary() -> None:
 
 
 def jieba_dictionary() -> Path:
-    """The dictionary table jieba reads (inside the data dir it started with)."""
+    """The dictionary table jieba reads (inside the data dir it started with); when that
+    table is gone (its data dir was removed under a live process), jieba is set up again
+    over the current data dir."""
+    global _jieba
+    if not Path(_tokenizer().FREQ.path).is_file():
+        with _jieba_lock:
+            _jieba = None
     return Path(_tokenizer().FREQ.path)
 
 

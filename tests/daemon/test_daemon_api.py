@@ -91,7 +91,8 @@ def test_turns_cards_and_sessions(shared_daemon):
         "POST", "/v1/weave", {"query": "代码注释用什么语言", "session": "s-api", "project": "api"}
     )
     assert woven["_type"] == "Weave" and "以后代码注释都用英文" in woven["text"]
-    assert accepted["id"] in [line.ref for line in decode(woven).tiers["knowledge"]]
+    tiers = decode(woven).tiers  # the session's first weave: the preference is in its brief
+    assert accepted["id"] in [line.ref for line in tiers["brief"]]
     assert d.call("POST", "/v1/sessions/s-api/end", {"ts": 1.5e9}) is None
     kind = d.call("POST", "/v1/classify", {"text": "I prefer tabs", "role": "user"})
     assert kind["_type"] == "Classification"

@@ -23,9 +23,10 @@ WITHIN = 60.0
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 
-def drive(home: Path, tmp_path: Path, **spec) -> dict:
-    """One dsh session through the bridge, in a node process (bounded)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")}
+def drive(home: Path, tmp_path: Path, env: dict[str, str] | None = None, **spec) -> dict:
+    """One dsh session through the bridge, in a node process (bounded); `env`: more of the
+    bridge's environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")} | (env or {})
     env |= {"HOME": str(tmp_path / "user"), "MNEMOWEAVE_HOME": str(home)}
     spec = {"plugin": str(BRIDGE), "home": str(home), **spec}
     return json.loads(run_node(DRIVE, spec, env, WITHIN))
@@ -79,6 +80,8 @@ def test_a_cold_first_step_is_woven(home, tmp_path):
         out = drive(
             home,
             tmp_path,
+            # a daemon starting on a busy machine may take longer than the default budget
+            env={"MNEMOWEAVE_HOOK_BUDGET_MS": "15000"},
             cold=True,
             session="session-e2e-3",
             cwd=str(repo),

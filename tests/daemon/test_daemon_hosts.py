@@ -139,6 +139,7 @@ def test_transcripts_are_followed_without_double_counting_what_hooks_stored(home
             session_id=session,
             transcript_path=str(transcript),
             prompt=json.loads(lines[2])["message"]["content"],
+            prompt_id=json.loads(lines[2])["promptId"],  # the prompt the transcript records
         )
         client.request(home, "POST", "/v1/hooks/claude-code/UserPromptSubmit", {"payload": prompt})
         with transcript.open("a") as out:

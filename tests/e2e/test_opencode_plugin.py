@@ -207,7 +207,7 @@ def test_without_a_daemon_the_payloads_are_spooled_as_hooks_spool_them(drive, en
         MNEMOWEAVE_BIN=str(failing),
         MNEMOWEAVE_HOOK_BUDGET_MS="200",
     )
-    assert results[1]["ms"] < 2000  # the prompt waited about its budget, not more
+    assert results[1]["ms"] < 5000  # its budget and the process, not a hang (busy machines too)
     assert len(results[1]["parts"]) == 1  # the chat goes on unchanged
     files = spooled(home)
     assert [json.loads(f.read_text())["event"] for f in files] == [
@@ -245,7 +245,7 @@ def test_a_broken_daemon_costs_the_prompt_its_budget_and_nothing_is_lost(
     with FakeDaemon(client.socket_path(home), behaviour, hang_seconds=10) as fake:
         results = drive([chat("Tabs in Makefiles, always.")], MNEMOWEAVE_HOOK_BUDGET_MS="300")
     assert fake.events() == ["chat.message"]
-    assert results[0]["ms"] < 2000 and len(results[0]["parts"]) == 1
+    assert results[0]["ms"] < 5000 and len(results[0]["parts"]) == 1
     (record,) = [json.loads(f.read_text()) for f in spooled(home)]
     assert record["payload"]["text"] == "Tabs in Makefiles, always."
 

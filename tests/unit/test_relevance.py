@@ -51,3 +51,14 @@ def test_a_long_text_holds_the_prompts_words_only_within_a_window():
     )
     assert gate.coverage(near) == 1.0
     assert gate.coverage(far) < 1.0
+
+
+def test_a_glossary_equivalent_counts_as_a_word_not_as_part_of_a_name():
+    class Bare:
+        channels: list = []
+
+    gate = Gate(Bare(), "查找")  # type: ignore[arg-type]
+    assert gate.coverage("Full-text search over the docs.") == 1.0
+    assert gate.coverage("nimbus-search deploys on Fridays.") == 0.0  # a service's name
+    own = Gate(Bare(), "search")  # type: ignore[arg-type]
+    assert own.coverage("nimbus-search deploys.") == 1.0  # the prompt's own word, in a name

@@ -178,21 +178,21 @@ test('a daemon that does not answer costs the pre-step its budget, no more', T, 
   const began = Date.now()
   assert.equal(await on('agent/pre-step')(payload, next), decision)
   const took = Date.now() - began
-  assert.ok(took >= 250 && took < 2000, `took ${took} ms`)
+  assert.ok(took >= 250 && took < 5000, `took ${took} ms`) // a busy machine adds seconds, a hang more
   assert.equal(spooled(home).length, 1)
   assert.match(logLines(home).at(-1), /did not answer POST \/v1\/hooks\/dsh\/pre-step in 0\.\d+s; spooled/)
 })
 
 test('a cancelled step stops waiting at once and spools nothing', T, async () => {
   daemon = await fakeDaemon(home, () => undefined)
-  const { on } = mounted({ budgets: { 'pre-step': 5000 } })
+  const { on } = mounted({ budgets: { 'pre-step': 30000 } })
   const { payload, decision, next } = preStepCall()
   const abort = new AbortController()
   payload.signal = abort.signal
   setTimeout(() => abort.abort(), 100)
   const began = Date.now()
   assert.equal(await on('agent/pre-step')(payload, next), decision)
-  assert.ok(Date.now() - began < 2000)
+  assert.ok(Date.now() - began < 5000) // not the budget
   assert.deepEqual(spooled(home), [])
 })
 

@@ -49,7 +49,7 @@ test('a pre-step without a daemon returns the step unchanged and spools its payl
   const { payload, decision, next } = preStepCall()
   const began = Date.now()
   assert.equal(await on('agent/pre-step')(payload, next), decision)
-  assert.ok(Date.now() - began < 1000)
+  assert.ok(Date.now() - began < 3000) // it never waits for a daemon to wake (WAKE_MS)
   const [file, ...more] = readSpool()
   assert.deepEqual(more, [])
   assert.match(file.name, /^\d{19}-\d+\.json$/)
