@@ -24,7 +24,15 @@ from .model import (
     check_kind,
     parse_id,
 )
-from .retrieve import MODES, DenseChannel, Retriever, channels_for, configured_channels, describe
+from .retrieve import (
+    MODES,
+    DenseChannel,
+    Retriever,
+    channels_for,
+    configured_channels,
+    describe,
+    query_vector,
+)
 from .scope import project_name, visible
 from .store import cards as cards_table
 from .store import damage
@@ -345,6 +353,11 @@ class Engine:
         return self.write_turns([from_fields(draft_turn, t, n) for n, t in enumerate(turns, 1)])
 
     # --- search ---------------------------------------------------------------------------
+
+    def query_vector(self, channel: DenseChannel, query: str) -> Any:
+        """The channel's embedding of a query as search embeds it (its query_part), made once
+        for the latest query (texts outside the index are weighed against it)."""
+        return query_vector(self._vectors, channel, query_part(query))
 
     def search(
         self,

@@ -199,7 +199,7 @@ def _explain(engine: Engine, query: str, texts: list[str]) -> list[dict[str, Any
         for text in texts
     ]
     for channel in engine.channels:
-        asking = channel.embedder.embed([query], query=True)[0]
+        asking = engine.query_vector(channel, query)  # search's own, not made again
         for explain, vector in zip(explained, channel.embedder.embed(texts), strict=True):
             explain["dense"][channel.name] = {"cosine": float(asking @ vector)}
     return explained

@@ -160,6 +160,17 @@ def fuse(lexical: float, dense: Sequence[float], same: bool, config: Config, mod
     return config.cross_dense * first + config.cross_second * second
 
 
+def query_vector(vectors: dict[tuple[Any, ...], Any], channel: Any, query: str) -> Any:
+    """The channel's embedding of `query`, made once: `vectors` keeps only the latest query's
+    (the weave searches again, and weighs texts outside the index against it)."""
+    key = (channel.name, query)
+    if key not in vectors:
+        if any(seen[-1] != query for seen in vectors):
+            vectors.clear()
+        vectors[key] = channel.embedder.embed([query], query=True)[0]
+    return vectors[key]
+
+
 class Retriever:
     """Searches one table of one store through the lexical and dense channels."""
 
@@ -266,12 +277,7 @@ class Retriever:
                 break
 
     def _dense(self, channel, table, query, n, projects, kind, out) -> None:
-        key = (channel.name, query)
-        if key not in self.vectors:
-            if any(seen[-1] != query for seen in self.vectors):
-                self.vectors.clear()  # only the latest query repeats (the weave searches again)
-            self.vectors[key] = channel.embedder.embed([query], query=True)[0]
-        vector = self.vectors[key]
+        vector = query_vector(self.vectors, channel, query)
         # The index reads only the scope's collections; status, kind and the excluded
         # session are checked in SQLite, and a first pass that keeps under half the wanted
         # candidates (a session that fills the nearest turns) gets a wider second one.
