@@ -315,16 +315,19 @@ class Tally:
     relevant: int = 0
     offtopic: int = 0
     offtopic_knowledge: int = 0
+    started: int = 0  # sessions whose start carried context (the brief)
 
-    def add(self, ms: float, context: str | None, prompt: Prompt) -> None:
+    def add(self, ms: float, context: str | None, prompt: Prompt, start: str | None = None) -> None:
         self.ms.append(ms)
         self.calls += 1
         self.context += context is not None
+        self.started += start is not None
         tier = knowledge_of(context)
         if prompt.relevant:
             self.expected += 1
             self.knowledge += bool(tier)
-            self.relevant += cites(tier, prompt.relevant)
+            # what the model holds: the prompt's knowledge, or any line its session began with
+            self.relevant += cites(tier, prompt.relevant) or cites(start or "", prompt.relevant)
         else:
             self.offtopic += 1
             self.offtopic_knowledge += bool(tier)
@@ -335,6 +338,7 @@ class Tally:
 
         return {
             "context_rate": share(self.context, self.calls),
+            "start_context_rate": share(self.started, self.calls),
             "context_hit_rate": share(self.knowledge, self.expected),
             "relevant_hit_rate": share(self.relevant, self.expected),
             "offtopic_knowledge_rate": share(self.offtopic_knowledge, self.offtopic),

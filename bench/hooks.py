@@ -1,11 +1,13 @@
 """Hooks: spawn-to-exit latency of the Claude Code prompt hook, warm daemon vs cold CLI.
 
 Each call runs what Claude Code runs on UserPromptSubmit: `hooks/mnemoweave-hook
-claude-code UserPromptSubmit` (the launcher, which runs `.venv/bin/python -m
-mnemoweave.hook`) with the JSON payload on stdin and the project dir as cwd, and is timed
-from spawn to exit (exit code 0 checked). Every call has its own session id, so each
-stores a new user turn and weaves for it, as in real use; the payload names a transcript
-that is not written, so the daemon follows none. The daemon (`mnemoweave serve`) is
+claude-code UserPromptSubmit` (the launcher, which runs `.venv/bin/python -S -c ENTRY`, see
+mnemoweave/hook.py) with the JSON payload on stdin and the project dir as cwd, and is timed
+from spawn to exit (exit code 0 checked). Every call has its own session id, started as
+Claude Code starts one: its SessionStart hook (untimed, which gives the session its brief)
+`--pause` seconds before the prompt. So each prompt stores a new user turn and weaves for
+it, as in real use; the payload names a transcript that is not written, so the daemon
+follows none. The daemon (`mnemoweave serve`) is
 started by the benchmark on a data dir already holding N memories (loaded in-process
 before it starts: the daemon holds the store lock) and stopped afterwards, whatever
 happens. After the hook calls, the same request is sent from this process
@@ -52,6 +54,7 @@ from metrics import percentiles
 REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "hooks" / "mnemoweave-hook"
 EVENT = "UserPromptSubmit"
+START = "SessionStart"  # sent first, untimed: Claude Code starts every session with it
 SOCKET_PATH_MAX = 107  # bytes of a Unix socket path, NUL excluded (Linux)
 HOOK_TIMEOUT = 30.0  # seconds one hook process may take before the run fails
 CLI_TIMEOUT = 300.0  # seconds one cold CLI process may take
@@ -255,52 +258,70 @@ def daemon(home: Path, env: dict[str, str], timeout: float = START_TIMEOUT) -> I
 # --- one call ------------------------------------------------------------------------------
 
 
-def payload(prompt: Prompt, session: str, user_home: Path) -> dict[str, Any]:
-    """A UserPromptSubmit payload as Claude Code sends it (the transcript is not written)."""
+def payload(prompt: Prompt, session: str, user_home: Path, event: str = EVENT) -> dict[str, Any]:
+    """A UserPromptSubmit payload as Claude Code sends it (the transcript is not written),
+    or the SessionStart payload of its session."""
     slug = prompt.cwd.replace("/", "-")
-    return {
+    sent = {
         "session_id": session,
         "transcript_path": str(user_home / ".claude" / "projects" / slug / f"{session}.jsonl"),
         "cwd": prompt.cwd,
+        "hook_event_name": event,
+    }
+    if event == START:
+        return sent | {"source": "startup"}
+    return sent | {
         "prompt_id": str(uuid.uuid4()),
         "permission_mode": "default",
-        "hook_event_name": EVENT,
         "prompt": prompt.text,
     }
 
 
-def context_of(stdout: str) -> str | None:
-    """The additionalContext the hook printed for Claude Code, or None."""
+def context_of(stdout: str, event: str = EVENT) -> str | None:
+    """The additionalContext the hook of `event` printed for Claude Code, or None."""
     if not stdout.strip():
         return None
     try:
         output = json.loads(stdout)["hookSpecificOutput"]
     except (ValueError, KeyError, TypeError):
         return None
-    if not isinstance(output, dict) or output.get("hookEventName") != EVENT:
+    if not isinstance(output, dict) or output.get("hookEventName") != event:
         return None
     text = output.get("additionalContext")
     return text if isinstance(text, str) and text else None
 
 
-def call_hook(prompt: Prompt, env: dict[str, str], checkout: Path = REPO) -> tuple[float, str]:
-    """One hook process (the launcher of `checkout`), spawn to exit: (milliseconds,
-    stdout). Fails on a non-zero exit."""
-    user_home = Path(env["HOME"])
-    body = json.dumps(payload(prompt, str(uuid.uuid4()), user_home), ensure_ascii=False)
+def call_hook(
+    prompt: Prompt, env: dict[str, str], checkout: Path = REPO, pause: float = 0.0
+) -> tuple[float, str, str]:
+    """A session's start, then its prompt `pause` seconds later, each a hook process (the
+    launcher of `checkout`), as Claude Code runs them; the prompt's is timed from spawn to
+    exit: (milliseconds, the prompt's stdout, the start's). Fails on a non-zero exit."""
+    session = str(uuid.uuid4())
+    start = hook_process(prompt, env, checkout, session, START)
+    time.sleep(pause)
     started = time.perf_counter()
+    stdout = hook_process(prompt, env, checkout, session, EVENT)
+    return (time.perf_counter() - started) * 1000, stdout, start
+
+
+def hook_process(
+    prompt: Prompt, env: dict[str, str], checkout: Path, session: str, event: str
+) -> str:
+    """One hook process for `event` of `session`: its stdout."""
+    user_home = Path(env["HOME"])
+    body = json.dumps(payload(prompt, session, user_home, event), ensure_ascii=False)
     done = subprocess.run(
-        [str(checkout / LAUNCHER.relative_to(REPO)), "claude-code", EVENT],
+        [str(checkout / LAUNCHER.relative_to(REPO)), "claude-code", event],
         input=body.encode("utf-8"),
         capture_output=True,
         cwd=prompt.cwd,
         env=env,
         timeout=HOOK_TIMEOUT,
     )
-    elapsed = (time.perf_counter() - started) * 1000
     if done.returncode != 0:
         raise SystemExit(f"the hook exited with {done.returncode}: {done.stderr[-500:]!r}")
-    return elapsed, done.stdout.decode("utf-8", "replace")
+    return done.stdout.decode("utf-8", "replace")
 
 
 def cli_ms(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, str]:
@@ -336,13 +357,19 @@ def hook_log_lines(home: Path) -> int:
         return 0
 
 
-def request_ms(home: Path, prompt: Prompt, user_home: Path) -> float:
-    """The hook's request alone, from this process: what the daemon takes, no spawn."""
+def request_ms(home: Path, prompt: Prompt, user_home: Path, pause: float = 0.0) -> float:
+    """The hook's request alone, from this process: what the daemon takes, no spawn (the
+    session's start is sent `pause` seconds before, untimed)."""
     from mnemoweave import client
 
-    body = {"payload": payload(prompt, str(uuid.uuid4()), user_home)}
-    started = time.perf_counter()
-    client.request(home, "POST", f"/v1/hooks/claude-code/{EVENT}", body, timeout=HOOK_TIMEOUT)
+    session = str(uuid.uuid4())
+    for event in (START, EVENT):
+        body = {"payload": payload(prompt, session, user_home, event)}
+        if event == EVENT:
+            time.sleep(pause)
+            started = time.perf_counter()
+        path = f"/v1/hooks/claude-code/{event}"
+        client.request(home, "POST", path, body, timeout=HOOK_TIMEOUT)
     return (time.perf_counter() - started) * 1000
 
 
@@ -363,13 +390,13 @@ def warm_run(
             call_hook(asked[number % len(asked)], env, checkout)
         for number, prompt in enumerate(asked):
             time.sleep(pause)
-            ms, stdout = call_hook(prompt, env, checkout)
-            tally.add(ms, context_of(stdout), prompt)
+            ms, stdout, start = call_hook(prompt, env, checkout, pause)
+            tally.add(ms, context_of(stdout), prompt, context_of(start, START))
             if (number + 1) % 50 == 0:
                 progress(f"hooks: {number + 1}/{len(asked)} calls")
         for prompt in asked[:REQUESTS]:
             time.sleep(pause)
-            requests.append(request_ms(home, prompt, Path(env["HOME"])))
+            requests.append(request_ms(home, prompt, Path(env["HOME"]), pause))
     return tally, requests, start_seconds
 
 
@@ -511,7 +538,7 @@ def measure(
                     home, old_env, rotate(asked, calls), warmup, pause, old_code
                 )
                 before[str(size)] = percentiles(old.ms)
-                before[f"context_rate_{size}"] = old.rates()["context_rate"]
+                before[f"start_context_rate_{size}"] = old.rates()["start_context_rate"]
                 before[f"daemon_request_ms_{size}"] = percentiles(old_requests)
                 before[f"hook_failures_{size}"] = hook_log_lines(home) - logged
             progress(f"hooks: warm daemon at {size} memories")

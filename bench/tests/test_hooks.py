@@ -49,6 +49,7 @@ def test_the_printed_context_and_its_knowledge_tier_are_read() -> None:
     assert context_of("") is None
     assert context_of("not json") is None
     assert context_of(_output(BLOCK, event="SessionStart")) is None
+    assert context_of(_output(BLOCK, event="SessionStart"), "SessionStart") == BLOCK
     tier = knowledge_of(BLOCK)
     assert "m_12" in tier and "m_40" not in tier and "t_9" not in tier
     assert cites(tier, ["m_3"]) and cites(tier, ["m_99", "m_12"])
@@ -59,10 +60,11 @@ def test_the_printed_context_and_its_knowledge_tier_are_read() -> None:
 def test_tally_counts_hits_only_for_prompts_that_should_match() -> None:
     tally = Tally([])
     tally.add(10.0, BLOCK, Prompt("q", "/p", ("m_12",)))
-    tally.add(11.0, BLOCK, Prompt("q", "/p", ("m_7",)))
+    tally.add(11.0, BLOCK, Prompt("q", "/p", ("m_7",)), start=BLOCK)
     tally.add(12.0, None, Prompt("off topic", "/p", ()))
     assert tally.rates() == {
         "context_rate": 0.667,
+        "start_context_rate": 0.333,
         "context_hit_rate": 1.0,
         "relevant_hit_rate": 0.5,
         "offtopic_knowledge_rate": 0.0,
@@ -100,12 +102,12 @@ def test_a_tiny_run_has_the_report_shape_and_stops_its_daemon(
     assert report["speedup"] > 0
     assert report["mode"].startswith("lexical-only")
     assert report["memories"] == {"50": 50}
-    assert report["rates"]["50"]["context_rate"] == 1.0
+    assert report["rates"]["50"]["start_context_rate"] == 1.0  # every session had its brief
     assert report["hook_failures"] == {"50": 0}
     assert report["hook_budget_ms"] == "10000"
     assert report["calls"]["pause_seconds"] == 0.01
     # the baseline ran its own launcher, which answered too
-    assert report["baseline"]["warm"]["context_rate_50"] == 1.0
+    assert report["baseline"]["warm"]["start_context_rate_50"] == 1.0
     assert report["baseline"]["warm"]["hook_failures_50"] == 0
     daemons = hooks.STARTED[started:]
     assert len(daemons) == 2 and all(p.returncode is not None for p in daemons)

@@ -15,24 +15,36 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import closing
 from typing import TYPE_CHECKING
 
 from .model import Block, Line
 from .store import cards as cards_table
 from .store import memories as memories_table
+from .text import estimate_tokens
 
 if TYPE_CHECKING:
     from .engine import Engine
 
 KINDS = ("pref", "conclusion")  # rules, preferences, conventions; decisions, pitfalls
-MOST = 200  # memories read at most: more than any budget holds
+# memories are read until their texts would fill the budget this many times over: a line
+# too long for what is left is skipped, and shorter ones after it may still fit
+READ_AHEAD = 2
 BRIEF_PRIORITY = 1.0
 
 
-def brief_blocks(engine: Engine, project: str | None) -> list[Block]:
-    """The brief's memories (tier "brief") and proposals (tier "proposed"), best first."""
+def brief_blocks(engine: Engine, project: str | None, budget: int) -> list[Block]:
+    """The brief's memories (tier "brief") and proposals (tier "proposed"), best first, as
+    many memories as could fit `budget` tokens."""
     now = time.time()
-    rows = memories_table.briefing(engine.db, project or "", KINDS, MOST)
+    rows = []
+    filled = 0
+    with closing(memories_table.briefing(engine.db, project or "", KINDS)) as ranked:
+        for row in ranked:
+            if filled > READ_AHEAD * budget:
+                break
+            rows.append(row)
+            filled += estimate_tokens(row["body"])
     memories = tuple(
         Line(row["body"], f"m_{row['id']}", now - row["updated"], _rank(i, len(rows)), row["kind"])
         for i, row in enumerate(rows)

@@ -28,6 +28,7 @@ from .retrieve import (
     MODES,
     DenseChannel,
     Retriever,
+    best_of,
     channels_for,
     configured_channels,
     describe,
@@ -370,16 +371,20 @@ class Engine:
         mode: str = "hybrid",
         touch: bool = True,
         exclude_session: str | None = None,
+        by_meaning: int = 0,
     ) -> list[Hit]:
         """Hybrid search (BM25 + dense, fused and weighted), best first.
 
         `mode` lexical or dense uses one channel; without a built model it is lexical.
         `touch` counts the recall of returned memories (access_count, last_access).
-        `exclude_session` leaves that session's turns out.
+        `exclude_session` leaves that session's turns out. `by_meaning` adds, after the `k`
+        best, up to that many more that the dense channels alone rank best (hybrid mode).
         """
         k = self.config.search_k if k is None else k
         if not 1 <= k <= MAX_K:
             raise InvalidInput(f"-k must be between 1 and {MAX_K}, got {k}")
+        if not 0 <= by_meaning <= MAX_K:
+            raise InvalidInput(f"by_meaning must be between 0 and {MAX_K}, got {by_meaning}")
         if kind is not None:
             check_kind(kind)
         if source not in SOURCES:
@@ -394,15 +399,16 @@ class Engine:
         scope = visible(project)
         hits: list[Hit] = []
         if source in ("memories", "all"):
-            hits += retriever.search("memories", query, k, scope, kind, mode)
+            hits += retriever.search("memories", query, k, scope, kind, mode, None, by_meaning)
         if source in ("turns", "all") and kind is None:
-            hits += retriever.search("turns", query, k, scope, None, mode, exclude_session)
+            hits += retriever.search(
+                "turns", query, k, scope, None, mode, exclude_session, by_meaning
+            )
         if source in ("team", "all") and self.config.team_url:
             from .team.search import hits as team_hits
 
             hits += team_hits(self, query, k, scope, kind, mode)
-        hits.sort(key=lambda hit: -hit.score)
-        hits = hits[:k]
+        hits = best_of(hits, k, by_meaning if mode == "hybrid" else 0)
         if touch:
             self._touch([hit.id for hit in hits if hit.id.startswith("m_")])
         return hits

@@ -88,6 +88,7 @@ def spool(where: str | PathLike[str], host: str, event: str, payload: Any) -> Pa
     import json
     from pathlib import Path
 
+    with_site()  # cleaning may read the secret detectors' package
     from .text import clean_all
 
     folder = Path(where) / SPOOL
@@ -244,9 +245,25 @@ def cli() -> None:
     os._exit(code)
 
 
-# What hosts run: `python -c ENTRY HOST EVENT` (not `-m`, whose runpy machinery costs a
-# prompt more than this module's imports do).
-ENTRY = "from mnemoweave.hook import cli; cli()"
+# What hosts run: `python -S -c ENTRY PACKAGE_DIR HOST EVENT`. Without site (whose .pth
+# files cost a prompt more than this module's imports do) the directory that holds the
+# package is passed on; the hook adds the site directories when it needs more than the
+# standard library (`with_site`). Not `-m`: runpy's machinery costs a prompt too.
+ENTRY = "import sys; sys.path.append(sys.argv.pop(1)); from mnemoweave.hook import cli; cli()"
+
+
+def package_dir() -> str:
+    """The directory that holds this package (what ENTRY is given)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def with_site() -> None:
+    """The site directories on the path, for a hook started without them (python -S)."""
+    if sys.flags.no_site and "site" not in sys.modules:
+        import site
+
+        site.main()
+
 
 if __name__ == "__main__":
     cli()

@@ -32,7 +32,7 @@ from typing import Any
 
 from .config import data_dir
 from .errors import InvalidInput
-from .hook import ENTRY
+from .hook import ENTRY, package_dir
 from .projects import checkout_root
 
 HOST = "claude-code"
@@ -51,8 +51,9 @@ MARKERS = ("mnemoweave-hook", "mnemoweave.hook", "mnemoweave hook")  # how ours 
 
 
 def recorded_command() -> str:
-    """The hook command for settings files: this Python, by absolute path."""
-    return f"{shlex.quote(sys.executable)} -c {shlex.quote(ENTRY)}"
+    """The hook command for settings files: this Python, by absolute path, without site
+    (see hook.ENTRY)."""
+    return f"{shlex.quote(sys.executable)} -S -c {shlex.quote(ENTRY)} {shlex.quote(package_dir())}"
 
 
 def hooks_object(command: str) -> dict[str, Any]:

@@ -88,20 +88,15 @@ def _candidates(
     """The best `k` hits of a hybrid search, then the best DENSE_K by meaning alone that
     are not among them: a hit in the other language must not be crowded out by texts that
     merely share a word with the prompt."""
-    found = engine.search(
-        query, k=k, project=project, source=source, touch=False, exclude_session=session
-    )
-    seen = {hit.id for hit in found}
-    by_meaning = engine.search(
+    return engine.search(
         query,
-        k=DENSE_K,
+        k=k,
         project=project,
         source=source,
-        mode="dense",
         touch=False,
         exclude_session=session,
+        by_meaning=DENSE_K,
     )
-    return found + [hit for hit in by_meaning if hit.id not in seen]
 
 
 def knowledge_blocks(

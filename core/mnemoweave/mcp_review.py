@@ -21,6 +21,7 @@ def review_answer(
 ) -> str:
     """`accepting`: summary, kind, title and replaces, as given (empty when not)."""
     from .mcp_server import written_line  # the server's own line format
+
     edits = any(accepting.values()) or keep_both or scope != "card"
     if decision in ("propose", "apply"):
         if edits or why:

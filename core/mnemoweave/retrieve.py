@@ -22,7 +22,7 @@ import math
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -201,13 +201,33 @@ class Retriever:
         kind: str | None,
         mode: str,
         exclude_session: str | None = None,
+        by_meaning: int = 0,
     ) -> list[Hit]:
-        """The best `k` rows with a score above zero (a hit that matches nothing is none).
+        """The best `k` rows with a score above zero (a hit that matches nothing is none),
+        then, in hybrid mode, up to `by_meaning` more that the dense channels alone rank
+        best (as a dense search of the same candidates would): a hit in another language
+        must not be crowded out by texts that merely share a word with the query.
 
         `exclude_session` leaves one session's turns out (the host already has them)."""
         mode = self.effective_mode(mode)
         self.excluded = exclude_session
         found = self.candidates(table, query, max(self.config.candidates, k), projects, kind, mode)
+        meaning = {  # what a dense search finds: the dense channels' candidates, as they were
+            ref: replace(c, lexical=None, lexical_rank=None, dense=dict(c.dense), parts={})
+            for ref, c in found.items()
+            if c.dense_rank
+        }
+        hits = self._best(table, query, found, k, mode)
+        if by_meaning and mode == "hybrid":
+            seen = {hit.id for hit in hits}
+            near = self._best(table, query, meaning, by_meaning, "dense")
+            hits += [hit for hit in near if hit.id not in seen]
+        return hits
+
+    def _best(
+        self, table: str, query: str, found: dict[str, Candidate], k: int, mode: str
+    ) -> list[Hit]:
+        """The best `k` of the candidates, as hits."""
         scored = self.score(table, query, found, mode, time.time())
         if table == "turns" and self.config.context_weight > 0:
             scored = self._with_context(scored)
@@ -415,3 +435,19 @@ class Retriever:
                 "explain": explain,
             },
         )
+
+
+def best_of(hits: Sequence[Hit], k: int, by_meaning: int = 0) -> list[Hit]:
+    """The `k` best of hits from several searches, then up to `by_meaning` of those left
+    out that the dense channels alone ranked (Retriever.search's `by_meaning`), best first."""
+    best = sorted(hits, key=lambda hit: -hit.score)[:k]
+    if not by_meaning:
+        return best
+    chosen = {hit.id for hit in best}
+    near = [h for h in hits if h.id not in chosen and _dense_only(h)]
+    return best + sorted(near, key=lambda hit: -hit.score)[:by_meaning]
+
+
+def _dense_only(hit: Hit) -> bool:
+    """Whether the dense channels alone ranked a hit (a team hit says nothing of that)."""
+    return bool(hit.extra.get("explain", {}).get("mode") == "dense")

@@ -175,9 +175,9 @@ def weave(
         blocks.extend(contributed or [])
     if session:
         blocks.append(edited_block(engine, given))
-    brief = brief_blocks(engine, project) if briefing else []
-    evidence = _evidence(engine, [*brief, *blocks])
     brief_budget = engine.config.brief_budget if briefing else 0
+    brief = brief_blocks(engine, project, brief_budget) if briefing else []
+    evidence = _evidence(engine, [*brief, *blocks])
     if brief:  # what fits of the brief first: the rest of the weave does not repeat it
         kept = assemble([_without(block, given, evidence) for block in brief], 0, brief_budget)
         brief = [Block(tier, lines, "mnemoweave:brief") for tier, lines in kept.tiers.items()]

@@ -117,8 +117,12 @@ def test_a_burst_of_parallel_writes_loses_none(daemon):
     failures = []
 
     def write(number: int) -> None:
-        turn = {"session": "burst", "role": "user", "text": f"burst write {number}",
-                "key": f"burst:{number}"}
+        turn = {
+            "session": "burst",
+            "role": "user",
+            "text": f"burst write {number}",
+            "key": f"burst:{number}",
+        }
         start.wait(timeout=30)
         try:
             client.request(daemon.home, "POST", "/v1/turns", turn, timeout=60)
@@ -226,9 +230,7 @@ def test_a_lone_surrogate_in_a_hook_payload_keeps_the_prompt(daemon, monkeypatch
     monkeypatch.setenv("MNEMOWEAVE_HOOK_BUDGET_MS", "20000")
     raw = b'{"session_id": "sur", "cwd": "/tmp", "prompt": "deploy \\ud800 notes"}'
     assert hook.run("claude-code", "UserPromptSubmit", io.BytesIO(raw), io.StringIO()) == 0
-    assert [t["text"] for t in daemon.call("GET", "/v1/turns?session=sur")] == [
-        "deploy ? notes"
-    ]
+    assert [t["text"] for t in daemon.call("GET", "/v1/turns?session=sur")] == ["deploy ? notes"]
     daemon.stop()  # no daemon, and no time to start one: the prompt is spooled
     monkeypatch.setenv("MNEMOWEAVE_HOOK_BUDGET_MS", "0")
     raw = raw.replace(b"deploy", b"release")

@@ -3,6 +3,8 @@ direct question, the other language, unrelated prompts, a question asked before.
 
 import pytest
 
+from mnemoweave.errors import InvalidInput
+
 P = "github.com/acme/shop"
 OFF_TOPIC = ("write a haiku about autumn", "what is 17 times 23?", "今天天气怎么样？")
 
@@ -49,3 +51,26 @@ def test_a_question_asked_before_brings_its_answer_not_itself(real_engine):
     )
     assert [(line.ref, line.also) for line in woven.knowledge] == [(answer, ())]
     assert all("regenerate" not in line.text for line in woven.knowledge)
+
+
+def test_by_meaning_adds_what_a_dense_search_ranks_best_beyond_the_k_best(real_engine):
+    notes = [
+        "deploy notes: the deploy script lives in ops/deploy.sh",
+        "deploy notes: deploys need a green build first",
+        "deploy notes: deploy tags are named vX.Y.Z",
+        "发布窗口是每周五晚上六点，周一不发版。",
+        "the cafeteria closes at 3pm on Fridays",
+    ]
+    for note in notes:
+        real_engine.remember(note, kind="fact", project=P)
+    query = "deploy notes: when is the release window?"
+    best = real_engine.search(query, k=2, project=P, touch=False)
+    dense = real_engine.search(query, k=3, project=P, mode="dense", touch=False)
+    found = real_engine.search(query, k=2, project=P, touch=False, by_meaning=3)
+    shown = {hit.id for hit in best}
+    assert [h.id for h in found] == [h.id for h in best] + [
+        h.id for h in dense if h.id not in shown
+    ]
+    assert found[2:] and all(h.extra["explain"]["mode"] == "dense" for h in found[2:])
+    with pytest.raises(InvalidInput, match="by_meaning must be between"):
+        real_engine.search(query, by_meaning=-1)

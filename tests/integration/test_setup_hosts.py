@@ -37,7 +37,7 @@ def test_setup_installs_into_claude_code(
     commands = [
         h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]
     ]
-    entry = f"-c {shlex.quote(ENTRY)} claude-code"
-    assert len(commands) == 6 and all(entry in c for c in commands)
+    entry = f"-S -c {shlex.quote(ENTRY)} "
+    assert len(commands) == 6 and all(entry in c and " claude-code " in c for c in commands)
     bad = setup(checkout_copy, "--host", "emacs", env=setup_env, timeout=60)
     assert bad.returncode == 2 and "unknown host 'emacs'" in bad.stderr

@@ -9,7 +9,7 @@ import pytest
 
 from mnemoweave.adapters import claude_code, handle
 from mnemoweave.errors import InvalidInput
-from mnemoweave.hook import ENTRY
+from mnemoweave.hook import ENTRY, package_dir
 from mnemoweave.install import PLUGIN_COMMAND, hooks_object, install, uninstall
 from mnemoweave.model import SessionEvent, Turn
 
@@ -155,7 +155,8 @@ def test_the_plugin_declares_the_same_hooks_as_an_install():
     assert manifest["name"] == "mnemoweave"
     launcher = ROOT / "hooks" / "mnemoweave-hook"
     assert launcher.stat().st_mode & 0o111
-    assert f'-c "{ENTRY}" "$@"' in launcher.read_text()  # the entry settings installs run
+    # the entry settings installs run, without site, given the checkout's package dir
+    assert f'-S -c "{ENTRY}" "$here/../core" "$@"' in launcher.read_text()
 
 
 def test_install_merges_idempotently_with_a_backup_and_uninstall_leaves_the_rest(
@@ -254,7 +255,8 @@ def test_install_and_hook_through_the_cli(tmp_path, monkeypatch):
     assert first.exit_code == 0 and "hooks installed into" in first.output
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert command.endswith(f"-c {shlex.quote(ENTRY)} claude-code UserPromptSubmit")
+    given = f"-S -c {shlex.quote(ENTRY)} {shlex.quote(package_dir())} claude-code UserPromptSubmit"
+    assert command.endswith(given)
     again = runner.invoke(cli, ["install", "claude-code", "--scope", "project"])
     assert again.exit_code == 0 and again.output.startswith("nothing to do")
     assert runner.invoke(cli, ["uninstall", "claude-code", "--scope", "project"]).exit_code == 0

@@ -149,3 +149,30 @@ def test_the_common_path_imports_no_json_and_no_socket_module(home):
     printed, imported = done.stdout.decode().splitlines()
     assert json.loads(printed) == CONTEXT
     assert imported == "[]"
+
+
+LAUNCHER = Path(__file__).resolve().parents[2] / "hooks" / "mnemoweave-hook"
+
+
+def test_the_launcher_runs_without_site_and_spools_with_it(home):
+    """Hosts start the hook without the site directories (python -S): the common path
+    needs only the package, and the spool, which cleans secrets, adds them itself."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env |= {"MNEMOWEAVE_HOME": str(home)}
+    hook_run = [str(LAUNCHER), "claude-code", "UserPromptSubmit"]
+    sent = json.dumps({"output": CONTEXT}).encode()
+    with stand_in(home, [(200, sent)]):
+        done = subprocess.run(
+            hook_run, input=json.dumps(PROMPT).encode(), capture_output=True, env=env, timeout=60
+        )
+    assert json.loads(done.stdout) == CONTEXT
+    key = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    said = PROMPT | {"prompt": f"deploy notes with {key}"}
+    with stand_in(home, [(500, b'{"error": "internal error"}')]):
+        done = subprocess.run(
+            hook_run, input=json.dumps(said).encode(), capture_output=True, env=env, timeout=60
+        )
+    assert (done.returncode, done.stdout) == (0, b"")
+    (spooled,) = (home / "spool").glob("*.json")
+    prompt = json.loads(spooled.read_text())["payload"]["prompt"]
+    assert prompt.startswith("deploy notes with [REDACTED:") and key not in prompt

@@ -57,3 +57,49 @@ def test_m002_backfills_the_language_of_existing_rows(tmp_path, monkeypatch):
     monkeypatch.undo()
     db = connect(tmp_path / "s.sqlite")
     assert [r[0] for r in db.execute("SELECT lang FROM memories ORDER BY id")] == ["zh", "en"]
+
+
+def _citations(db, owner):
+    return sorted(tuple(r) for r in db.execute(f"SELECT turn, {owner} FROM {owner}_citations"))
+
+
+def test_citations_follow_the_evidence_lists(tmp_path):
+    db = connect(tmp_path / "s.sqlite")
+    db.execute(
+        "INSERT INTO memories (kind, body, norm, created, updated, evidence)"
+        " VALUES ('fact', 'a', 'a', 0, 0, '[\"t_1\", \"t_2\", \"t_1\"]')"
+    )
+    db.execute(
+        "INSERT INTO cards (summary, suggested_kind, created, evidence)"
+        " VALUES ('b', 'fact', 0, '[\"t_2\"]')"
+    )
+    assert _citations(db, "memory") == [("t_1", 1), ("t_2", 1)]
+    assert _citations(db, "card") == [("t_2", 1)]
+    db.execute("UPDATE memories SET evidence = '[\"t_3\"]' WHERE id = 1")
+    db.execute('UPDATE cards SET evidence = \'["t_2", "t_4"]\' WHERE id = 1')
+    db.execute("UPDATE memories SET body = 'changed' WHERE id = 1")  # evidence untouched
+    assert _citations(db, "memory") == [("t_3", 1)]
+    assert _citations(db, "card") == [("t_2", 1), ("t_4", 1)]
+    db.execute("DELETE FROM memories WHERE id = 1")
+    db.execute("DELETE FROM cards WHERE id = 1")
+    assert _citations(db, "memory") == [] and _citations(db, "card") == []
+
+
+def test_citations_of_an_older_store_are_filled_in(tmp_path, monkeypatch):
+    older = [m for m in migrations.MIGRATIONS if m.__name__ != "m015_citations"]
+    monkeypatch.setattr(migrations, "MIGRATIONS", older)
+    db = connect(tmp_path / "s.sqlite")
+    db.execute(
+        "INSERT INTO memories (kind, body, norm, created, updated, evidence)"
+        " VALUES ('fact', 'a', 'a', 0, 0, '[\"t_5\"]')"
+    )
+    db.execute(
+        "INSERT INTO cards (summary, suggested_kind, created, evidence)"
+        " VALUES ('b', 'fact', 0, '[\"t_5\", \"t_6\"]')"
+    )
+    db.close()
+    monkeypatch.undo()
+    db = connect(tmp_path / "s.sqlite")
+    assert "m015_citations" in migrations.applied(db)
+    assert _citations(db, "memory") == [("t_5", 1)]
+    assert _citations(db, "card") == [("t_5", 1), ("t_6", 1)]

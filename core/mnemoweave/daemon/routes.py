@@ -268,7 +268,7 @@ ROUTES: list[Route] = [
               {"query": STR, "k": OPT_INT, "project": OPT_STR, "kind": OPT_KIND,
                "source": one_of("memories", "turns", "team", "all"),
                "mode": one_of("hybrid", "lexical", "dense"), "touch": BOOL,
-               "exclude_session": OPT_STR},
+               "exclude_session": OPT_STR, "by_meaning": INT},
               ("query",), array(ref("Hit"))),
     operation("POST", "/v1/classify", "classify",
               "The kind of a turn and a confidence.", {"text": STR, "role": ROLE},

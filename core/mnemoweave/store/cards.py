@@ -97,7 +97,7 @@ def delete_citing(db: sqlite3.Connection, ref: str) -> list[int]:
     ids = [
         row[0]
         for row in db.execute(
-            "SELECT cards.id FROM cards, json_each(cards.evidence) WHERE json_each.value = ?",
+            "SELECT DISTINCT card FROM card_citations WHERE turn = ?",
             (ref,),
         )
     ]
@@ -146,8 +146,8 @@ def cited(db: sqlite3.Connection, refs: Sequence[str], kind: str) -> set[str]:
         return set()
     marks = ",".join("?" * len(refs))
     rows = db.execute(
-        f"SELECT DISTINCT json_each.value FROM cards, json_each(cards.evidence)"
-        f" WHERE cards.suggested_kind = ? AND json_each.value IN ({marks})",
+        "SELECT DISTINCT e.turn FROM card_citations e JOIN cards c ON c.id = e.card"
+        f" WHERE c.suggested_kind = ? AND e.turn IN ({marks})",
         [kind, *refs],
     )
     return {row[0] for row in rows}
@@ -192,8 +192,9 @@ def citing(
         where = f" AND c.project IN ({','.join('?' * len(projects))})"
         params += list(projects)
     rows = db.execute(
-        "SELECT DISTINCT c.* FROM cards c, json_each(c.evidence) e WHERE c.status = 'pending'"
-        f" AND c.proposal = '' AND e.value IN ({','.join('?' * len(turns))}){where}"
+        "SELECT DISTINCT c.* FROM card_citations e JOIN cards c ON c.id = e.card"
+        f" WHERE e.turn IN ({','.join('?' * len(turns))}) AND c.status = 'pending'"
+        f" AND c.proposal = ''{where}"
         " ORDER BY c.confidence DESC, c.id DESC",
         params,
     )

@@ -171,9 +171,9 @@ def citing(
     marks = ",".join("?" * len(turns))
     where, params = _scope(projects, None)
     rows = db.execute(
-        f"SELECT e.value AS turn, {', '.join('m.' + c.strip() for c in RANKED.split(','))}"
-        " FROM memories m, json_each(m.evidence) e"
-        f" WHERE m.status = 'active' AND m.evidence != '[]' AND e.value IN ({marks}){where}"
+        f"SELECT e.turn, {', '.join('m.' + c.strip() for c in RANKED.split(','))}"
+        " FROM memory_citations e JOIN memories m ON m.id = e.memory"
+        f" WHERE e.turn IN ({marks}) AND m.status = 'active'{where}"
         " ORDER BY m.importance DESC, m.updated DESC",
         [*turns, *params],
     )
@@ -375,17 +375,18 @@ def standing(db: sqlite3.Connection, projects: Sequence[str], limit: int) -> lis
     ).fetchall()
 
 
-def briefing(
-    db: sqlite3.Connection, project: str, kinds: Sequence[str], limit: int
-) -> list[sqlite3.Row]:
+def briefing(db: sqlite3.Connection, project: str, kinds: Sequence[str]) -> sqlite3.Cursor:
     """The active memories a session of `project` starts with: the project's of `kinds`,
     pinned ones (importance 5), and global preferences; ranked by importance, feedback
-    weight and use, newest first among equals."""
+    weight and use, newest first among equals. Rows are read as the cursor is iterated (the
+    caller stops when its budget is full); each part is read through memories_scope."""
     marks = ",".join("?" * len(kinds))
+    columns = "id, kind, body, updated, importance, evidence, origin, weight, access_count"
     return db.execute(
-        "SELECT id, kind, body, updated, importance, evidence, origin FROM memories"
-        " WHERE status = 'active' AND ((project = ? AND (kind IN"
-        f" ({marks}) OR importance >= 5)) OR (project = '' AND (kind = 'pref' OR importance >= 5)))"
-        " ORDER BY importance DESC, weight DESC, access_count DESC, updated DESC, id DESC LIMIT ?",
-        [project, *kinds, limit],
-    ).fetchall()
+        f"SELECT {columns} FROM memories WHERE project = ? AND status = 'active'"
+        f" AND (kind IN ({marks}) OR importance >= 5)"
+        f" UNION ALL SELECT {columns} FROM memories WHERE project = '' AND ? != ''"
+        " AND status = 'active' AND (kind = 'pref' OR importance >= 5)"
+        " ORDER BY importance DESC, weight DESC, access_count DESC, updated DESC, id DESC",
+        [project, *kinds, project],
+    )

@@ -342,6 +342,36 @@ def m014_team(db: sqlite3.Connection) -> None:
     )
 
 
+def m015_citations(db: sqlite3.Connection) -> None:
+    """Which memories and cards cite each turn as evidence, kept by triggers from their
+    `evidence` lists: a prompt's past turns find the memory that stands in for them, and
+    the cards they are evidence of, by index rather than by reading every list."""
+    script = []
+    for table, owner in (("memories", "memory"), ("cards", "card")):
+        cites = f"{owner}_citations"
+        cite = f"INSERT INTO {cites} (turn, {owner}) SELECT DISTINCT value, new.id"
+        script.append(
+            f"""
+            CREATE TABLE {cites} (turn TEXT NOT NULL, {owner} INTEGER NOT NULL);
+            CREATE INDEX {cites}_turn ON {cites} (turn);
+            CREATE INDEX {cites}_{owner} ON {cites} ({owner});
+            INSERT INTO {cites} (turn, {owner})
+                SELECT DISTINCT e.value, t.id FROM {table} t, json_each(t.evidence) e;
+            CREATE TRIGGER {cites}_insert AFTER INSERT ON {table} BEGIN
+                {cite} FROM json_each(new.evidence);
+            END;
+            CREATE TRIGGER {cites}_update AFTER UPDATE OF evidence, id ON {table} BEGIN
+                DELETE FROM {cites} WHERE {owner} = old.id;
+                {cite} FROM json_each(new.evidence);
+            END;
+            CREATE TRIGGER {cites}_delete AFTER DELETE ON {table} BEGIN
+                DELETE FROM {cites} WHERE {owner} = old.id;
+            END;
+            """
+        )
+    _run_script(db, "".join(script))
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
@@ -357,6 +387,7 @@ MIGRATIONS: list[Migration] = [
     m012_injections,
     m013_consolidation,
     m014_team,
+    m015_citations,
 ]
 
 
