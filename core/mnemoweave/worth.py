@@ -48,11 +48,15 @@ _RULE = re.compile(
     r"|forget|be|feel|in|on|at|a|an|the|so|very|with|for|when|like|there|here)\b)"
     r"|\b(?:i|we) (?:always|never)\b(?! (?:knew|know|thought|realized|expected|imagined|heard"
     r"|noticed|understood|got|get|been|had|saw|felt|forget|forgot|miss|seem|end|enjoy|would)\b)"
+    r"|(?:^|[,;:]\s*|\b(?:please|and|but|so|just|then|also)\s+)make sure\b"
     r"|以后|今后|往后|从现在|一律|永远|每次.{0,10}(?:都要|都得|必须|记得|先)|都用|必须|务必|禁止|严禁"
-    r"|不许|不准|不得|始终|总是|统一(?:用|使用|成|为)|(?:^|[，,：:；;])\s*(?:别|不要|千万别|请勿)"
+    r"|不许|不准|不得|始终|总是|统一(?:用|使用|成|为)|(?:^|[，,：:；;])\s*(?:别|千万别|请勿)"
+    r"|(?<!要)不要(?!紧)|(?<![我你他她])不能(?!确定|肯定)|千万|记得|一定要"
     r"|(?:看到|遇到|发现).{0,12}(?:就|直接)",
     re.IGNORECASE,
 )
+# A reminder is a rule even where it names a goal's words ("千万记得发版前先备份数据库").
+_REMIND = re.compile(r"千万|记得|务必|一定要|\bmake sure\b|\bnever\b", re.IGNORECASE)
 _LIKES = re.compile(
     r"\b(?:i|we)(?:'d| would)? (?:\w+ )?(?:like|love|enjoy|hate|dislike|prefer|adore|rather)\b"
     r"|\b(?:rather than|can'?t stand|my favou?rite|(?:big |huge )?fan of)\b"
@@ -267,7 +271,8 @@ def _assistant(text: str, kind: str) -> Worth | None:
 
 
 def _user(text: str, kind: str) -> Worth | None:
-    if _RULE.search(text) and not (kind == "mission" and _GOAL.search(text)):
+    goal = kind == "mission" and _GOAL.search(text) and not _REMIND.search(text)
+    if _RULE.search(text) and not goal:
         return Worth("pref", True)
     if _DECIDE.search(text) or _PITFALL.search(text):
         return Worth("conclusion", True)

@@ -29,6 +29,11 @@ from mnemoweave.worth import Worth, details, kind_of, names_work
         ("always run migrations with --dry-run first", "skill", "pref"),
         ("以后提交信息都用英文", "pref", "pref"),
         ("不要在循环里打日志，禁止提交调试代码。", "chat", "pref"),
+        ("另外，日志里不要打印 token，用 logging 不要用 print。", "chat", "pref"),
+        ("Also, don't print tokens in logs; use logging, not print.", "chat", "pref"),
+        ("千万记得发版前先备份数据库", "mission", "pref"),
+        ("Also, make sure every outbound call has a 10 second timeout.", "chat", "pref"),
+        ("这点小问题不要紧，我觉得可以先放着。", "chat", None),
         ("I live in Neovim, so don't bother suggesting VS Code settings.", "pers", "pref"),
         ("I prefer factory_boy factories for test data.", "pref", "pref"),
         ("I like the template, it's straightforward.", "pref", None),  # a reaction
