@@ -64,6 +64,8 @@ class Fact:
     kind: str
     must: tuple[str, ...]
     evidence: tuple[int, ...]  # turn indexes
+    card: str = ""  # the card a careful reviewer would write (cards_quality.jsonl)
+    topic: str = ""  # and its topic
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Conversation:
     project: str
     turns: tuple[tuple[str, str], ...]  # (role, text)
     facts: tuple[Fact, ...]
+    split: str = ""  # dev or check, where the data has halves
 
     @property
     def smalltalk(self) -> bool:
@@ -115,7 +118,13 @@ def load(path: str | Path = DATA) -> list[Conversation]:
             where = f"{path}:{number} ({row.get('id')})"
             turns = tuple((turn["role"], turn["text"]) for turn in row["turns"])
             facts = tuple(
-                Fact(fact["kind"], tuple(fact["must"]), tuple(fact["evidence"]))
+                Fact(
+                    fact["kind"],
+                    tuple(fact["must"]),
+                    tuple(fact["evidence"]),
+                    fact.get("card", ""),
+                    fact.get("topic", ""),
+                )
                 for fact in row["facts"]
             )
             if row["lang"] not in LANGS:
@@ -129,7 +138,11 @@ def load(path: str | Path = DATA) -> list[Conversation]:
                     raise ValueError(f"{where}: a fact needs key phrases and evidence")
                 if any(not 0 <= index < len(turns) for index in fact.evidence):
                     raise ValueError(f"{where}: evidence index out of range")
-            conversations.append(Conversation(row["id"], row["lang"], row["project"], turns, facts))
+            conversations.append(
+                Conversation(
+                    row["id"], row["lang"], row["project"], turns, facts, row.get("split", "")
+                )
+            )
     return conversations
 
 
@@ -285,6 +298,7 @@ class Run:
     rerun_new: int = 0
     distill_ms: list[float] = field(default_factory=list)
     ingest_seconds: float = 0.0
+    turn_ids: list[str] = field(default_factory=list)  # the last conversation's
 
 
 def _ids(cards: Iterable[Any]) -> set[str]:
@@ -310,6 +324,7 @@ def distill_one(conversation: Conversation, embedders: Sequence[Any], run: Run) 
                 for position, (role, text) in enumerate(conversation.turns)
             ]
             run.ingest_seconds += perf_counter() - started
+            run.turn_ids = turn_ids
             started = perf_counter()
             first = engine.distill(session=conversation.id)
             run.distill_ms.append((perf_counter() - started) * 1000)

@@ -35,6 +35,7 @@ BENCHMARKS = (
     "hooks",
     "reliability",
     "distill",
+    "cards-quality",
     "e2e",
     "sanity",
     "gate",
@@ -46,7 +47,7 @@ BENCHMARKS = (
     "cold",
 )
 # A benchmark whose module has another name (tests/e2e is a package of its own).
-MODULES = {"e2e": "reach"}
+MODULES = {"e2e": "reach", "cards-quality": "cards_quality"}
 # Models are read (never written) from the shared models cache; each run has its own data dir.
 MODELS = models_dir()
 DEFAULT_EMBEDDER = "use-m3"  # the default configuration's model(s): main[,second]

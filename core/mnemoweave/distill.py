@@ -25,7 +25,6 @@ import logging
 import re
 import sqlite3
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -37,7 +36,8 @@ from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
-from .text import bare, cjk_count, content_words, normalise
+from .text import bare, cjk_count, content_words, normalise, precise_words, stopwords
+from .wordinfo import information
 from .worth import details, kind_of, names_work
 
 if TYPE_CHECKING:
@@ -61,6 +61,25 @@ _BREAK = re.compile(r"(?<=[。！？!?])|(?<=[.])(?=\s)")
 _STEP_NUMBER = re.compile(r"(?:^|[:：;；,，(（]\s*)\d{1,2}\.$")
 _BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,2}[.)、])\s+")
 _CLOSED_CJK = re.compile(r"[。！？]$")
+# Discourse that opens a sentence without saying anything of its own ("Also, ...", "Pitfall
+# we hit today: ...", "另外，...", "踩坑：..."), and reminders that close one ("..., don't
+# forget this."): the card states the memory, not the conversation. Words that can open
+# content ("remember to ...", "so that ...") count only before a comma or colon.
+_OPENER = re.compile(
+    r"^(?:[^\w\s`]+\s*)?(?:(?:(?:also|oh,? and|btw|by the way|fyi|one more thing|heads[- ]up|please"
+    r"|(?:and|oh) (?=also|btw|please|remember|don'?t forget)"
+    r"|(?:two|three|a few|a couple of|some) (?:rules|conventions|things|notes)[^:：.]{0,40}[:：]"
+    r"|[两几三]条[^：:。]{0,10}[：:]"
+    r"|(?:a )?(?:pitfall|gotcha)(?: we hit| i hit)?(?: today| yesterday)?|另外|对了|还有|顺便说一下"
+    r"|顺便|另外再说一下|提醒一下|今天踩了个坑|踩了个坑|踩坑记录|踩坑|记住|别忘了)\s*[,，:：]?"
+    r"|(?:and|so|ok(?:ay)?|well|anyway|remember|note|好的|那个|嗯)\s*[,，:：])\s*)+",
+    re.IGNORECASE,
+)
+_CLOSER = re.compile(
+    r"[,，;；]?\s*(?:and )?(?:(?:please )?don'?t forget (?:this|that|it)|remember (?:this|that)"
+    r"|别忘了|记住了?|千万记住)\s*[.!。！]*$",
+    re.IGNORECASE,
+)
 _CLOSED = re.compile(r"[.!?]$")
 
 
@@ -88,6 +107,35 @@ def sentences(text: str) -> list[str]:
             if cjk_count(piece) >= 4 or len(re.findall(r"[A-Za-z]{2,}", piece)) >= 2:
                 out.append(piece)
     return out
+
+
+# Words a statement may open with once the discourse before it is dropped: capitalised then
+# (a name of code keeps its case).
+_OPENING_WORDS = {"always", "never", "don't", "use", "avoid", "make", "keep", "prefer"}
+
+
+def stated(text: str) -> str:
+    """A sentence without the discourse that opens or closes it (what is left is still a
+    piece of the sentence, so a card stays traceable to its evidence); the sentence as it
+    was when nothing would be left."""
+    opened = _OPENER.sub("", text)
+    bare_text = _CLOSER.sub("", opened).strip()
+    if len(bare_text) < 4:
+        return text
+    if _CLOSER.search(opened):
+        bare_text = _closed(bare_text)
+    first = re.match(r"[a-z]+(?:'[a-z]+)?(?=[\s,])", bare_text)  # a word, not a name of code
+    words = stopwords() | _OPENING_WORDS
+    if opened != text and first and not cjk_count(bare_text) and first.group() in words:
+        bare_text = bare_text[0].upper() + bare_text[1:]
+    return bare_text
+
+
+def _closed(text: str) -> str:
+    """A statement ended as a sentence."""
+    if re.search(r"[.!?。！？]$", text):
+        return text
+    return text + ("。" if cjk_count(text) else ".")
 
 
 def summary_of(parts: Sequence[str]) -> str:
@@ -152,8 +200,9 @@ def _units(engine: Engine, turns: Sequence[Turn]) -> list[_Unit]:
             if worth is None:
                 continue
             confidence = max(verdict.confidence, VOUCHED) if worth.vouched else verdict.confidence
-            if confidence >= MIN_CONFIDENCE:
-                units.append(_Unit(turn, text, worth.kind, confidence, len(units), worth.leads))
+            if confidence >= MIN_CONFIDENCE:  # its kind was read from the whole sentence
+                said = stated(text)  # its kind was read from the whole sentence
+                units.append(_Unit(turn, said, worth.kind, confidence, len(units), worth.leads))
     return units
 
 
@@ -203,9 +252,21 @@ def _groups(engine: Engine, units: list[_Unit]) -> list[_Group]:
     return groups
 
 
+# Names of code in a sentence: code spans, and words joined by _ . / - or ending in ()
+_IDENTIFIER = re.compile(r"`([^`\n]{2,40})`|(?<![\w/.-])([A-Za-z_][\w]*(?:[_./-]\w+)+|\w+\(\))")
+
+
 def _topic(units: list[_Unit], size: int = 3) -> str:
-    counts = Counter(word for unit in units for word in unit.words)
-    return " ".join(word for word, _ in counts.most_common(size))
+    """What a card is about, in its own words: the names of code it holds first (code spans,
+    identifiers), then its most informative words (surprisal in general text, not how often
+    the card repeats them), in the order the card says them."""
+    text = " ".join(unit.text for unit in units)
+    named = list(dict.fromkeys(a or b for a, b in _IDENTIFIER.findall(text)))[:2]
+    taken = {word for name in named for word in precise_words(name)}
+    words = [w for w in dict.fromkeys(precise_words(text)) if w not in taken and not w.isdigit()]
+    informative = sorted(words, key=lambda w: -information(w))[: size - len(named)]
+    chosen = [w for w in words if w in informative]
+    return " ".join([*named, *chosen])
 
 
 def _card(group: _Group) -> Card:

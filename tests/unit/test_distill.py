@@ -6,11 +6,12 @@ import pytest
 from click.testing import CliRunner
 
 from mnemoweave.cli import cli
-from mnemoweave.distill import sentences, summary_of, traceable
+from mnemoweave.distill import extractive, sentences, stated, summary_of, traceable
 from mnemoweave.errors import InvalidInput
 from mnemoweave.hookspecs import hookimpl
-from mnemoweave.model import Card, SessionEvent
+from mnemoweave.model import Card, SessionEvent, Turn
 from mnemoweave.plugins import register
+from mnemoweave.text import normalise
 
 CONVERSATION = [
     ("user", "以后代码注释都用英文，commit message 也用英文。"),
@@ -274,22 +275,37 @@ def test_a_rule_is_a_preference_card(engine, rule):
 
 
 @pytest.mark.parametrize(
-    ("role", "pitfall"),
+    ("role", "pitfall", "card"),
     [
         (
             "user",
             "踩坑记录：RQ 的 worker 在 macOS 上 fork 会崩，需要设置 "
             "OBJC_DISABLE_INITIALIZE_FORK_SAFETY=YES 才行",
+            "RQ 的 worker 在 macOS 上 fork 会崩，需要设置 "
+            "OBJC_DISABLE_INITIALIZE_FORK_SAFETY=YES 才行",
         ),
-        ("user", "gotcha: the pool deadlocks unless you set max_overflow=0"),
-        ("user", "注意：并发写 SQLite 会导致 database is locked，解决办法是打开 WAL 模式。"),
-        ("assistant", "Heads up: `pytest-xdist` runs session fixtures once per worker."),
+        (
+            "user",
+            "gotcha: the pool deadlocks unless you set max_overflow=0",
+            "The pool deadlocks unless you set max_overflow=0",
+        ),
+        (
+            "user",
+            "注意：并发写 SQLite 会导致 database is locked，解决办法是打开 WAL 模式。",
+            "注意：并发写 SQLite 会导致 database is locked，解决办法是打开 WAL 模式。",
+        ),
+        (
+            "assistant",
+            "Heads up: `pytest-xdist` runs session fixtures once per worker.",
+            "`pytest-xdist` runs session fixtures once per worker.",
+        ),
     ],
 )
-def test_a_pitfall_with_its_fix_is_a_conclusion(engine, role, pitfall):
+def test_a_pitfall_with_its_fix_is_a_conclusion(engine, role, pitfall, card):
+    """The card states the pitfall without the cue that marked it one."""
     _say(engine, [(role, pitfall)])
-    (card,) = engine.distill()
-    assert (card.suggested_kind, card.summary) == ("conclusion", pitfall)
+    (proposed,) = engine.distill()
+    assert (proposed.suggested_kind, proposed.summary) == ("conclusion", card)
 
 
 def test_general_advice_makes_no_card_but_facts_about_the_user_make_one(engine):
@@ -313,3 +329,54 @@ def test_general_advice_makes_no_card_but_facts_about_the_user_make_one(engine):
     # the facts, with the reply to the first (a fact said with no answer stands alone)
     assert card.suggested_kind == "pers" and card.evidence == ("t_3", "t_4", "t_5")
     assert "three times" in card.summary and "Emma lives in Osaka" in card.summary
+
+
+@pytest.mark.parametrize(
+    ("said", "card"),
+    [
+        (
+            "Also, from now on never return raw ORM objects.",
+            "From now on never return raw ORM objects.",
+        ),
+        ("oh and don't shell out to `git` anywhere.", "Don't shell out to `git` anywhere."),
+        (
+            "Pitfall we hit today: `terraform plan` kept showing a diff.",
+            "`terraform plan` kept showing a diff.",
+        ),
+        ("btw, always measure with a release build.", "Always measure with a release build."),
+        (
+            "另外，日志里不要打印 token，用 logging 不要用 print。",
+            "日志里不要打印 token，用 logging 不要用 print。",
+        ),
+        ("踩坑：presigned URL 15 分钟就过期。", "presigned URL 15 分钟就过期。"),
+        ("Never push to main, don't forget this.", "Never push to main."),
+        ("Remember to run migrations first.", "Remember to run migrations first."),  # content
+        (
+            "xingtu 的组件一律用 TypeScript。",
+            "xingtu 的组件一律用 TypeScript。",
+        ),  # a name keeps its case
+    ],
+)
+def test_a_card_states_the_memory_not_the_conversation(said, card):
+    assert stated(said) == card
+    assert normalise(card) in normalise(said)  # still a piece of what was said
+
+
+def test_a_topic_names_the_code_then_the_most_informative_words(engine):
+    turns = [
+        Turn(
+            "s",
+            "user",
+            "Let's go with Dramatiq, Celery is overkill. Keep Redis as the broker.",
+            1.0,
+        ),
+        Turn(
+            "s",
+            "user",
+            "上传大文件时 `presigned_url` 15 分钟就过期，403 不要重试，要刷新 URL。",
+            2.0,
+        ),
+    ]
+    topics = [card.topic for card in extractive(turns, engine)]
+    assert any("dramatiq" in t and "celery" in t for t in topics), topics
+    assert any(t.startswith("presigned_url") for t in topics), topics
