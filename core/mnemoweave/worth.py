@@ -132,7 +132,7 @@ _ADVICE = re.compile(
 # says why something happened.
 _REPORT = re.compile(
     r"^(?:done|ok|okay|sure|will do|starting|written|changed|updated|i (?:read|looked at"
-    r"|checked|went through|opened)|明白|好的?|收到|改好了|写好了|加好了|已)",
+    r"|checked|went through|opened)|明白|好的?|收到|(?:改|写|加|迁|换|修|弄|删)好了|搞定|已)",
     re.IGNORECASE,
 )
 # What the assistant did ("I changed X", "我把 X 改成 Y"): the fix that goes with a finding,
@@ -141,6 +141,9 @@ _DID = re.compile(
     r"^(?:i|we)(?: also| then| now| just)? (?:added|changed|replaced|moved|created|wrote|updated"
     r"|removed|renamed|converted|put|set|ran|rewrote|fixed|drafted|documented|switched"
     r"|installed|upgraded|pinned|dropped|enabled|disabled|made|kept|stopped|deployed)\b"
+    r"|^(?:added|changed|replaced|moved|created|wrote|updated|removed|renamed|converted"
+    r"|rewrote|fixed|switched|installed|upgraded|pinned|dropped|aligned|bumped|checked"
+    r"|regenerated|migrated)\b"
     r"|^我(?:也|还|先|又)?(?:把|加了|改了|删了|换了|写了|给)",
     re.IGNORECASE,
 )

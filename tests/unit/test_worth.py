@@ -94,9 +94,22 @@ def test_what_the_assistant_says(text, classified, expected):
     assert (worth and worth.kind) == expected, worth
 
 
-def test_what_the_assistant_did_only_goes_with_a_finding():
-    worth = kind_of("I moved the client into `main.go`, created once.", "assistant", "conclusion")
+@pytest.mark.parametrize(
+    "did",
+    [
+        "I moved the client into `main.go`, created once.",
+        "Pinned `hashicorp/aws` to `~> 5.31` in all 9 modules under `modules/`.",
+        "Renamed in `blog/services.py` and its 6 call sites; tests pass.",
+    ],
+)
+def test_what_the_assistant_did_only_goes_with_a_finding(did):
+    worth = kind_of(did, "assistant", "conclusion")
     assert worth == Worth("conclusion", vouched=False, leads=False)
+
+
+def test_a_progress_report_makes_no_card():
+    said = "迁好了：`src/stores/user.ts` 用 `defineStore('user', ...)`，12 处都换好了。"
+    assert kind_of(said, "assistant", "conclusion") is None
 
 
 def test_cues_vouch_for_a_sentence_the_classifier_is_unsure_of():
