@@ -49,7 +49,8 @@ _RULE = re.compile(
     r"|\b(?:i|we) (?:always|never)\b(?! (?:knew|know|thought|realized|expected|imagined|heard"
     r"|noticed|understood|got|get|been|had|saw|felt|forget|forgot|miss|seem|end|enjoy|would)\b)"
     r"|(?:^|[,;:]\s*|\b(?:please|and|but|so|just|then|also)\s+)make sure\b"
-    r"|以后|今后|往后|从现在|一律|永远|每次.{0,10}(?:都要|都得|必须|记得|先)|都用|必须|务必|禁止|严禁"
+    r"|(?:^|[，,：:；;。])\s*(?:以后|今后|往后)|(?:以后|今后|往后)(?:都|要|一律|统一|别|不要|必须|请|记得|就)"
+    r"|从现在|一律|永远|每次.{0,10}(?:都要|都得|必须|记得|先)|都用|必须|务必|禁止|严禁"
     r"|不许|不准|不得|始终|总是|统一(?:用|使用|成|为)|(?:^|[，,：:；;])\s*(?:别|千万别|请勿)"
     r"|(?<!要)不要(?!紧)|(?<![我你他她])不能(?!确定|肯定)|千万|记得|一定要"
     r"|(?:看到|遇到|发现).{0,12}(?:就|直接)",
