@@ -173,6 +173,7 @@ class _Unit:
     confidence: float
     order: int
     leads: bool = True  # False: it only joins a group another sentence started
+    alone: bool = True  # False: a card only with a sentence that explains or fixes it
     words: frozenset[str] = field(init=False)
     details: int = field(init=False)  # particulars it names: breaks ties of confidence
     vector: Any = None
@@ -202,7 +203,9 @@ def _units(engine: Engine, turns: Sequence[Turn]) -> list[_Unit]:
             confidence = max(verdict.confidence, VOUCHED) if worth.vouched else verdict.confidence
             if confidence >= MIN_CONFIDENCE:  # its kind was read from the whole sentence
                 said = stated(text)  # its kind was read from the whole sentence
-                units.append(_Unit(turn, said, worth.kind, confidence, len(units), worth.leads))
+                unit = _Unit(turn, said, worth.kind, confidence, len(units), worth.leads)
+                unit.alone = worth.alone
+                units.append(unit)
     return units
 
 
@@ -292,7 +295,8 @@ def _card(group: _Group) -> Card:
 
 def extractive(turns: Sequence[Turn], engine: Engine) -> list[Card]:
     """The built-in distiller: classified sentences grouped by kind and topic."""
-    return [_card(group) for group in _groups(engine, _units(engine, turns))]
+    groups = _groups(engine, _units(engine, turns))
+    return [_card(group) for group in groups if any(unit.alone for unit in group.units)]
 
 
 # --- the walk -------------------------------------------------------------------------------

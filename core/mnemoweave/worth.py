@@ -114,6 +114,14 @@ _PITFALL = re.compile(
     r"|(?:需要|得|要)(?:设置|设|加|改|装|开启|关闭|关掉).{1,60}才(?:行|能|可以)",
     re.IGNORECASE,
 )
+# A fault the user reports: the problem half of a pitfall, a card only with its cause or fix.
+_FAULT = re.compile(
+    r"\b(?:crash(?:es|ed|ing)?|fail(?:s|ed|ing)?|broke|breaks|hangs?|hung|timed? out|times out"
+    r"|panic(?:s|ked)?|oomkilled|out of memory|error|exception|leaks?|stuck|slow(?:er)?"
+    r"|\d{3} (?:error|on|from))\b"
+    r"|闪退|崩溃|崩了|报错|超时|失败|卡死|卡住|很慢|变慢|不生效|没生效|丢了|内存泄漏|错位|乱码",
+    re.IGNORECASE,
+)
 _CAUSE = re.compile(
     r"\b(?:because|caused|cause|due to|fixed|fixes|so that|root cause|turned out|turns out"
     r"|which (?:is why|means))\b|,\s*so\b"
@@ -240,6 +248,7 @@ class Worth(NamedTuple):
     kind: str
     vouched: bool  # a cue, not only the classifier's confidence, says it is worth keeping
     leads: bool = True  # False: it only goes with a card that another sentence starts
+    alone: bool = True  # False: a card only with a sentence that explains or fixes it
 
 
 def _substantial(text: str, words: int = 3) -> bool:
@@ -282,6 +291,8 @@ def _user(text: str, kind: str) -> Worth | None:
         return Worth("conclusion", True)
     if _REQUEST.search(text):
         return None
+    if _FAULT.search(text) and names_work(text):
+        return Worth("conclusion", True, alone=False)
     if _GOAL.search(text) and (kind == "mission" or _PLAN.search(text)):
         return Worth("mission", True)
     if kind == "pref" and _LIKES.search(text) and not _REACTION.search(text):

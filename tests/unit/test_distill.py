@@ -380,3 +380,14 @@ def test_a_topic_names_the_code_then_the_most_informative_words(engine):
     topics = [card.topic for card in extractive(turns, engine)]
     assert any("dramatiq" in t and "celery" in t for t in topics), topics
     assert any(t.startswith("presigned_url") for t in topics), topics
+
+
+def test_a_reported_fault_is_a_card_only_with_its_cause_or_fix(engine):
+    fault = "有个问题：iOS 上选完图片以后 App 直接闪退，Android 没事，`image_picker` 是最新版。"
+    cause = "原因是 `Info.plist` 里缺了 `NSPhotoLibraryUsageDescription`，iOS 访问相册时直接崩溃。"
+    ids = _say(engine, [("user", fault), ("assistant", cause)])
+    (card,) = engine.distill()
+    assert card.suggested_kind == "conclusion" and card.evidence == tuple(ids)
+    assert "闪退" in card.summary and "NSPhotoLibraryUsageDescription" in card.summary
+    _say(engine, [("user", fault.replace("iOS", "iPadOS")), ("assistant", "我看一下。")], "s2")
+    assert engine.distill(session="s2") == []  # the fault alone says nothing to keep

@@ -29,7 +29,8 @@ from mnemoweave.worth import Worth, details, kind_of, names_work
         ("always run migrations with --dry-run first", "skill", "pref"),
         ("以后提交信息都用英文", "pref", "pref"),
         ("提交信息以后都用英文", "pref", "pref"),
-        ("有个问题：iOS 上选完图片以后 App 直接闪退，Android 没事。", "pref", None),  # "after"
+        # 以后 here means "after": no rule, a fault reported (a card only with its fix)
+        ("有个问题：iOS 上选完图片以后 App 直接闪退，Android 没事。", "pref", "conclusion"),
         ("不要在循环里打日志，禁止提交调试代码。", "chat", "pref"),
         ("另外，日志里不要打印 token，用 logging 不要用 print。", "chat", "pref"),
         ("Also, don't print tokens in logs; use logging, not print.", "chat", "pref"),
