@@ -114,6 +114,16 @@ _PITFALL = re.compile(
     r"|(?:需要|得|要)(?:设置|设|加|改|装|开启|关闭|关掉).{1,60}才(?:行|能|可以)",
     re.IGNORECASE,
 )
+# Where the user's things are and what they are made with: a fact about the project
+# ("the config lives in `~/.config/tally/config.toml`", "代码在 `server/` 目录，用的 Taro").
+_WHERE = re.compile(
+    r"\b(?:lives?|sits?|lands?|goes|go|is kept|are kept|is stored|are stored)"
+    r" (?:in|at|on|under|to)\b"
+    r"|\b(?:runs? on|is hosted on|is deployed to|is written in|is built with|the backend is"
+    r"|the frontend is)\b"
+    r"|(?:放|代码|配置|数据|文件|脚本|规则)在|在\s*`|用的是?|是用?\S{1,12}写的|部署在|跑在|后端是|前端是",
+    re.IGNORECASE,
+)
 # A fault the user reports: the problem half of a pitfall, a card only with its cause or fix.
 _FAULT = re.compile(
     r"\b(?:crash(?:es|ed|ing)?|fail(?:s|ed|ing)?|broke|breaks|hangs?|hung|timed? out|times out"
@@ -293,6 +303,8 @@ def _user(text: str, kind: str) -> Worth | None:
         return None
     if _FAULT.search(text) and names_work(text):
         return Worth("conclusion", True, alone=False)
+    if _WHERE.search(text) and names_work(text):
+        return Worth("fact", True)
     if _GOAL.search(text) and (kind == "mission" or _PLAN.search(text)):
         return Worth("mission", True)
     if kind == "pref" and _LIKES.search(text) and not _REACTION.search(text):

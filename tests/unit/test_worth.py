@@ -41,6 +41,14 @@ from mnemoweave.worth import Worth, details, kind_of, names_work
         ("I prefer factory_boy factories for test data.", "pref", "pref"),
         ("I like the template, it's straightforward.", "pref", None),  # a reaction
         ("I've never used Docker before.", "pers", "pers"),  # not a rule
+        # where the project's things are and what they are made with
+        ("FYI, tally's config lives in `~/.config/tally/config.toml`.", "chat", "fact"),
+        (
+            "qingniao 的后端是 Go 写的，代码在 `server/` 目录；前端在 `miniapp/`，用的 Taro。",
+            "chat",
+            "fact",
+        ),
+        ("the config is somewhere, I forget where", "chat", None),  # names nothing of the work
         # decisions
         ("Let's go with Dramatiq, Celery is overkill.", "mission", "conclusion"),
         ("那就从 poetry 换到 uv，CI 也一起改。", "pref", "conclusion"),
