@@ -212,13 +212,14 @@ class Retriever:
         mode = self.effective_mode(mode)
         self.excluded = exclude_session
         found = self.candidates(table, query, max(self.config.candidates, k), projects, kind, mode)
+        wanted = by_meaning > 0 and mode == "hybrid"
         meaning = {  # what a dense search finds: the dense channels' candidates, as they were
             ref: replace(c, lexical=None, lexical_rank=None, dense=dict(c.dense), parts={})
-            for ref, c in found.items()
+            for ref, c in (found.items() if wanted else ())
             if c.dense_rank
         }
         hits = self._best(table, query, found, k, mode)
-        if by_meaning and mode == "hybrid":
+        if wanted:
             seen = {hit.id for hit in hits}
             near = self._best(table, query, meaning, by_meaning, "dense")
             hits += [hit for hit in near if hit.id not in seen]
