@@ -10,7 +10,8 @@ fresh engine as distill.py does, and its proposals are judged:
   fact, and carrying no filler phrase (FILLERS below: discourse, reminders, greetings,
   thanks, in both languages), holding one statement (it is accepted for exactly one fact),
   naming its subject in its topic (the topic holds one of the fact's key phrases or a word
-  of the reference topic), and keeping every number and identifier of the reference card;
+  of the reference topic), and keeping every number and identifier of the reference card
+  (each found in the summary, a longer code span holding it counts);
 - `starts_with_filler`: proposals whose text opens with a filler phrase;
 - `failed`: how many accepted proposals failed each of the four checks.
 `--half dev|check` keeps one half (default: both).
@@ -57,6 +58,22 @@ def _particulars(text: str) -> set[str]:
     return {canon(found.strip("`")) for found in PARTICULARS.findall(text)}
 
 
+def keeps_particulars(summary: str, reference: str) -> bool:
+    """Whether every number and identifier of the reference card is in the summary, not as
+    a piece of a longer name or number ("5" is not kept by "500"; a longer code span that
+    holds it keeps it)."""
+    said = canon(summary)
+    return all(re.search(_bounded(found), said) for found in _particulars(reference))
+
+
+def _bounded(particular: str) -> str:
+    """A pattern finding `particular` with no Latin letter or digit run on at an end that is
+    one itself (the summary's canonical form drops spaces beside punctuation and CJK)."""
+    before = "(?<![A-Za-z0-9_])(?<!\\d\\.)" if re.match(r"[A-Za-z0-9_]", particular) else ""
+    after = "(?![A-Za-z0-9_])" if re.search(r"[A-Za-z0-9_]$", particular) else ""
+    return before + re.escape(particular) + after
+
+
 def names_subject(card: Card, phrases: Sequence[str], topic: str) -> bool:
     """Whether a card's topic holds one of the fact's key phrases or a word of its topic."""
     given = canon(card.topic)
@@ -83,7 +100,7 @@ def judge(review: Review, turn_ids: Sequence[str]) -> list[tuple[Card, list[str]
             failed.append("statements")
         if not names_subject(card, fact.must, fact.topic):
             failed.append("topic")
-        if not _particulars(fact.card) <= _particulars(card.summary):
+        if not keeps_particulars(card.summary, fact.card):
             failed.append("particulars")
         judged.append((card, failed))
     return judged

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cards_quality import DATA, judge
+from cards_quality import DATA, judge, keeps_particulars
 from distill import Conversation, Fact, Review, load
 from mnemoweave.model import Card
 
@@ -47,3 +47,11 @@ def test_the_labelled_set_is_balanced_and_split() -> None:
     for found in langs.values():
         assert {c.split for c in found} == {"dev", "check"}
     assert all(f.card and f.topic for c in conversations for f in c.facts)
+
+
+def test_a_card_keeps_a_particular_only_whole():
+    reference = "Set `graceful_timeout` to 30 s; run `prisma migrate resolve --rolled-back`."
+    assert keeps_particulars(
+        "`prisma migrate resolve --rolled-back 2024_x` and `graceful_timeout` 30 秒", reference
+    )
+    assert not keeps_particulars("`graceful_timeout` 300 s, `prisma migrate resolve`", reference)

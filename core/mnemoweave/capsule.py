@@ -2,9 +2,9 @@
 
 goal = the first mission, else the first substantial user request (what the session set
 out to do: a preference, a fact about the user, a decision or a finding the user states is
-not a goal); rules = the latest preferences the user stated; decisions = the latest
-conclusions; open threads = substantial user requests no assistant turn has followed yet
-(a greeting or a statement is not a thread).
+not a goal, whatever the classifier says, when `worth` reads it as one); rules = the latest
+preferences the user stated; decisions = the latest conclusions; open threads = substantial
+user requests no assistant turn has followed yet (a greeting or a statement is not a thread).
 Each entry is the turn's id and (a short head of) its text, so the agent can expand it.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 
 from .model import Turn
 from .text import cjk_count, clip
+from .worth import kind_of
 
 KEEP_DECISIONS = 3
 KEEP_RULES = 3
@@ -39,20 +40,31 @@ def _entry(turn: Turn) -> dict[str, str]:
     return {"ref": turn.id or "", "text": clip(turn.text, HEAD)}
 
 
+def _kind(turn: Turn) -> str | None:
+    """A user turn's kind as the distiller reads it where that says more than the
+    classifier: a rule, a pitfall or decision, or a fact stated is never a goal."""
+    if turn.role == "user":
+        read = kind_of(turn.text, turn.role, turn.kind or "")
+        if read is not None and read.alone and read.kind in ("pref", "conclusion", "fact"):
+            return read.kind
+    return turn.kind
+
+
 def update(capsule: dict[str, Any], turn: Turn) -> dict[str, Any]:
     """The capsule after one more stored (and classified) turn."""
     capsule = dict(capsule)
     capsule["turns"] += 1
-    request = turn.role == "user" and turn.kind in REQUESTS
-    if turn.kind == "mission" and capsule["goal_from"] != "mission":
+    kind = _kind(turn)
+    request = turn.role == "user" and kind in REQUESTS
+    if kind == "mission" and capsule["goal_from"] != "mission":
         capsule["goal"], capsule["goal_from"] = _entry(turn), "mission"
     elif capsule["goal"] is None and request and _substantial(turn.text):
         capsule["goal"], capsule["goal_from"] = _entry(turn), "user"
-    if turn.kind == "conclusion":
+    if kind == "conclusion":
         capsule["decisions"] = [*capsule["decisions"], _entry(turn)][-KEEP_DECISIONS:]
-    if turn.kind == "pref" and turn.role == "user":
+    if kind == "pref" and turn.role == "user":
         capsule["rules"] = [*capsule["rules"], _entry(turn)][-KEEP_RULES:]
-    if request and (turn.kind != "chat" or _substantial(turn.text)):
+    if request and (kind != "chat" or _substantial(turn.text)):
         capsule["open"] = [*capsule["open"], _entry(turn)][-KEEP_OPEN:]
     elif turn.role == "assistant":
         capsule["open"] = []

@@ -2,16 +2,21 @@
 
 A walk takes the turns not yet distilled (a window over the whole history), one session at
 a time, and asks the configured distiller for cards. The built-in one, "extractive", is
-local and deterministic: it splits turns into sentences, keeps the ones worth a card
-(`worth.py`: rules and preferences, facts about the user, standing goals, decisions,
-findings about the user's work; not questions, one-off requests or general knowledge),
+local and deterministic: it cuts turns into statements (`statements.py`: sentences, and
+two rules said in one sentence apart, without the discourse around them), keeps the ones
+worth a card (`worth.py`: rules and preferences, facts about the user, standing goals,
+decisions, findings about the user's work; not questions, one-off requests or general
+knowledge; what the assistant says is read as the answer to the user's turn before it),
 groups them by kind and topic (embeddings when a model is built, shared content words
-otherwise; a session's facts about the user make one card) and makes each group a card
-whose summary is its sentences, joined so that they split back the same.
+otherwise; a rule or fact stated is a card of its own, a sentence giving its reason goes
+with it; a pitfall's problem, cause and fix are one card; a session's facts about the user
+make one card) and makes each group a card whose summary is its statements, joined so that
+they split back the same.
 
 Whatever the distiller (plugins may register others), a card is stored only when every
 summary sentence is found in its evidence turns (after normalisation) and its evidence is
-not already cited by another card of its kind, pending or decided: nothing is invented,
+not already cited by a card of its kind from an earlier walk, pending or decided (one message
+may hold two rules, each a card): nothing is invented,
 and a re-run proposes nothing new. A card saying what a pending card of its kind and
 project says (normalised) adds its evidence to that card instead; one that an active memory
 or a rejected card already says is not proposed. The walked turns are marked so the next
@@ -31,14 +36,23 @@ from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
 from .model import Card, SessionEvent, Turn
+from .statements import (
+    capitalised,
+    clauses,
+    closed,
+    sentences,
+    stated,
+    summary_of,
+    traceable,
+)
 from .store import audit
 from .store import cards as cards_table
 from .store import memories as memories_table
 from .store import turns as turns_table
 from .store.db import transaction
-from .text import bare, cjk_count, content_words, normalise, precise_words, stopwords
+from .text import bare, content_words, normalise, precise_words
 from .wordinfo import information
-from .worth import details, kind_of, names_work
+from .worth import Worth, answering, details, explains, kind_of, names_work
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -47,119 +61,13 @@ log = logging.getLogger("mnemoweave.distill")
 
 Distiller = Callable[..., list[Card]]  # distill(turns=..., engine=...): keywords only
 
-MAX_SENTENCES = 3  # sentences in one summary, the most confident ones, in spoken order
+# Sentences in one summary, the most confident ones, in spoken order: a finding holds the
+# problem, its cause and its fix.
+MAX_SENTENCES = {"conclusion": 6, "": 3}
 MIN_CONFIDENCE = 0.5  # a sentence the classifier is less sure of is left out, unless vouched
 VOUCHED = 0.7  # confidence of a sentence a cue vouches for (a rule, a decision, a pitfall...)
 WORD_OVERLAP = 0.34  # lexical grouping (no model): share of content words in common
 ROLES = ("user", "assistant")
-
-_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
-# A sentence ends at a line break, at 。！？!?, or at a period before a space, except after a
-# step number ("Release: 1. bump the version, 2. tag it" is one sentence).
-_BREAK = re.compile(r"(?<=[。！？!?])|(?<=[.])(?=\s)")
-_STEP_NUMBER = re.compile(r"(?:^|[:：;；,，(（]\s*)\d{1,2}\.$")
-_BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,2}[.)、])\s+")
-_CLOSED_CJK = re.compile(r"[。！？]$")
-# Discourse that opens a sentence without saying anything of its own ("Also, ...", "Pitfall
-# we hit today: ...", "另外，...", "踩坑：..."), and reminders that close one ("..., don't
-# forget this."): the card states the memory, not the conversation. Words that can open
-# content ("remember to ...", "so that ...") count only before a comma or colon.
-_OPENER = re.compile(
-    r"^(?:[^\w\s`]+\s*)?(?:(?:(?:also|oh,? and|btw|by the way|fyi|one more thing|heads[- ]up|please"
-    r"|(?:and|oh) (?=also|btw|please|remember|don'?t forget)"
-    r"|(?:two|three|a few|a couple of|some) (?:rules|conventions|things|notes)[^:：.]{0,40}[:：]"
-    r"|[两几三]条[^：:。]{0,10}[：:]"
-    r"|(?:a )?(?:pitfall|gotcha)(?: we hit| i hit)?(?: today| yesterday)?|另外|对了|还有|顺便说一下"
-    r"|顺便|另外再说一下|提醒一下|今天踩了个坑|踩了个坑|踩坑记录|踩坑|记住|别忘了)\s*[,，:：]?"
-    r"|(?:and|so|ok(?:ay)?|well|anyway|remember|note|好的|那个|嗯)\s*[,，:：])\s*)+",
-    re.IGNORECASE,
-)
-_CLOSER = re.compile(
-    r"[,，;；]?\s*(?:and )?(?:(?:please )?don'?t forget (?:this|that|it)|remember (?:this|that)"
-    r"|别忘了|记住了?|千万记住)\s*[.!。！]*$",
-    re.IGNORECASE,
-)
-_CLOSED = re.compile(r"[.!?]$")
-
-
-def _pieces(line: str) -> list[str]:
-    """A line cut at its sentence ends, but not inside inline code nor after a step number."""
-    code = [match.span() for match in _INLINE_CODE.finditer(line)]
-    pieces, start = [], 0
-    for match in _BREAK.finditer(line):
-        end = match.start()
-        inside = any(left < end < right for left, right in code)
-        if not inside and not _STEP_NUMBER.search(line[start:end].rstrip()):
-            pieces.append(line[start:end])
-            start = end
-    pieces.append(line[start:])
-    return pieces
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of a text worth a card: code blocks and bullets' markers dropped,
-    fragments too short to say anything left out."""
-    out = []
-    for line in _FENCE.sub("\n", text).splitlines():
-        for piece in _pieces(line):
-            piece = _BULLET.sub("", piece).strip()
-            if cjk_count(piece) >= 4 or len(re.findall(r"[A-Za-z]{2,}", piece)) >= 2:
-                out.append(piece)
-    return out
-
-
-# Words a statement may open with once the discourse before it is dropped: capitalised then
-# (a name of code keeps its case).
-_OPENING_WORDS = {"always", "never", "don't", "use", "avoid", "make", "keep", "prefer"}
-
-
-def stated(text: str) -> str:
-    """A sentence without the discourse that opens or closes it (what is left is still a
-    piece of the sentence, so a card stays traceable to its evidence); the sentence as it
-    was when nothing would be left."""
-    opened = _OPENER.sub("", text)
-    bare_text = _CLOSER.sub("", opened).strip()
-    if len(bare_text) < 4:
-        return text
-    if _CLOSER.search(opened):
-        bare_text = _closed(bare_text)
-    first = re.match(r"[a-z]+(?:'[a-z]+)?(?=[\s,])", bare_text)  # a word, not a name of code
-    words = stopwords() | _OPENING_WORDS
-    if opened != text and first and not cjk_count(bare_text) and first.group() in words:
-        bare_text = bare_text[0].upper() + bare_text[1:]
-    return bare_text
-
-
-def _closed(text: str) -> str:
-    """A statement ended as a sentence."""
-    if re.search(r"[.!?。！？]$", text):
-        return text
-    return text + ("。" if cjk_count(text) else ".")
-
-
-def summary_of(parts: Sequence[str]) -> str:
-    """Sentences joined into one summary that splits back into the same sentences: after a
-    closed sentence a space (nothing after a Chinese one), after one without closing
-    punctuation (a heading, a list item) a line break, so it is not run into the next."""
-    out = ""
-    for part in parts:
-        if not out:
-            out = part
-        elif _CLOSED_CJK.search(out):
-            out += part
-        elif _CLOSED.search(out) and not _STEP_NUMBER.search(out):
-            out += " " + part
-        else:
-            out += "\n" + part
-    return out
-
-
-def traceable(summary: str, evidence: Sequence[str]) -> bool:
-    """Whether every sentence of `summary` occurs in the evidence texts (normalised)."""
-    source = "\n".join(normalise(text) for text in evidence)
-    parts = [normalise(s) for s in sentences(summary)] or [normalise(summary)]
-    return all(part and part in source for part in parts)
 
 
 # --- the built-in extractive distiller ------------------------------------------------------
@@ -174,11 +82,17 @@ class _Unit:
     order: int
     leads: bool = True  # False: it only joins a group another sentence started
     alone: bool = True  # False: a card only with a sentence that explains or fixes it
+    statement: int = -1  # the statement it belongs to (its own order unless it explains one)
+    sentence: int = -1  # the sentence it was cut from (its own order unless cut from one)
     words: frozenset[str] = field(init=False)
     details: int = field(init=False)  # particulars it names: breaks ties of confidence
     vector: Any = None
 
     def __post_init__(self) -> None:
+        if self.statement < 0:
+            self.statement = self.order
+        if self.sentence < 0:
+            self.sentence = self.order
         self.words = frozenset(content_words(self.text))
         self.details = details(self.text)
 
@@ -190,22 +104,92 @@ class _Group:
     centroid: Any = None
 
 
+_STATED = ("pref", "fact")  # kinds a user states one at a time, each its own card
+
+
 def _units(engine: Engine, turns: Sequence[Turn]) -> list[_Unit]:
+    """The sentences of a session worth a card, in order. What the assistant says is read
+    as an answer to the user's turn before it (`worth.answering`)."""
     units: list[_Unit] = []
+    answered = ""
     for turn in turns:
-        if turn.role not in ROLES or turn.role == "assistant" and not names_work(turn.text):
+        if turn.role == "user":
+            said = _said_by_user(engine, turn, len(units))
+            answered = answering(turn.text, {unit.kind for unit in said})
+        elif turn.role == "assistant":
+            said = _said_by_assistant(engine, turn, len(units), answered)
+            answered = ""
+        else:
             continue
-        for text in sentences(turn.text):
-            verdict = engine.classify(Turn(turn.session, turn.role, text, turn.ts))
-            worth = kind_of(text, turn.role, verdict.kind)
-            if worth is None:
-                continue
-            confidence = max(verdict.confidence, VOUCHED) if worth.vouched else verdict.confidence
-            if confidence >= MIN_CONFIDENCE:  # its kind was read from the whole sentence
-                said = stated(text)  # its kind was read from the whole sentence
-                unit = _Unit(turn, said, worth.kind, confidence, len(units), worth.leads)
-                unit.alone = worth.alone
-                units.append(unit)
+        units.extend(said)
+    return units
+
+
+def _worth(engine: Engine, turn: Turn, text: str, answered: str = "") -> tuple[Worth, float] | None:
+    """What a sentence is worth, and how sure: read whole (an opener can be a cue: "Pitfall:
+    ..."), or without its discourse when whole it is worth nothing ("btw don't use ...")."""
+    verdict = engine.classify(Turn(turn.session, turn.role, text, turn.ts))
+    worth = kind_of(text, turn.role, verdict.kind, answered)
+    said = stated(text)
+    if worth is None and said != text:
+        worth = kind_of(said, turn.role, verdict.kind, answered)
+    if worth is None:
+        return None
+    confidence = max(verdict.confidence, VOUCHED) if worth.vouched else verdict.confidence
+    return (worth, confidence) if confidence >= MIN_CONFIDENCE else None
+
+
+def _said_by_user(engine: Engine, turn: Turn, start: int) -> list[_Unit]:
+    """A user turn's statements: each rule or fact a card of its own (two said in one
+    sentence are cut apart), a sentence that gives the reason for a rule going with it."""
+    units: list[_Unit] = []
+    for text in sentences(turn.text):
+        judged = _worth(engine, turn, text)
+        lead = units[-1] if units and units[-1].kind == "pref" else None
+        own = judged is not None and judged[0].kind in ("pref", "mission")
+        said = stated(text)
+        if lead and not own and explains(said):
+            order = start + len(units)
+            units.append(_Unit(turn, said, lead.kind, lead.confidence, order, leads=False))
+            units[-1].statement = lead.statement
+            continue
+        if judged is None:
+            continue
+        worth, confidence = judged
+        parts = clauses(text) if worth.kind in _STATED else [text]
+        sentence = start + len(units)
+        for number, part in enumerate(parts):
+            order, said = start + len(units), stated(part)
+            if number < len(parts) - 1:
+                said = closed(said)  # a statement cut from the sentence ends as one
+            unit = _Unit(
+                turn,
+                capitalised(said) if number else said,
+                worth.kind,
+                confidence,
+                order,
+                worth.leads,
+            )
+            unit.alone, unit.sentence = worth.alone, sentence
+            units.append(unit)
+    return units
+
+
+def _said_by_assistant(engine: Engine, turn: Turn, start: int, answered: str) -> list[_Unit]:
+    if not names_work(turn.text):
+        return []
+    units: list[_Unit] = []
+    for text in sentences(turn.text):
+        judged = _worth(engine, turn, text, answered)
+        if judged is not None:
+            worth, confidence = judged
+            unit = _Unit(
+                turn, stated(text), worth.kind, confidence, start + len(units), worth.leads
+            )
+            unit.alone = worth.alone
+            if units and units[-1].kind == unit.kind and explains(unit.text):
+                unit.statement = units[-1].statement  # "So auth checks happen in ..."
+            units.append(unit)
     return units
 
 
@@ -215,6 +199,16 @@ def _close(unit: _Unit, group: _Group, cutoff: float) -> float:
     facts about the user share their subject, so a session's make one card."""
     if unit.kind == "pers":
         return 1.0
+    if unit.statement == group.units[-1].statement:
+        return 3.0  # the reason for the statement before it
+    if (
+        unit.leads
+        and unit.kind in _STATED
+        and any(u.sentence == unit.sentence for u in group.units)
+    ):
+        return 0.0  # another rule or fact said in the same sentence: a card of its own
+    if unit.kind == "fact" and any(u.turn.id == unit.turn.id for u in group.units):
+        return 0.0  # another fact said in the same turn
     last = group.units[-1].turn.seq
     if last is not None and unit.turn.seq in (last, last + 1):
         return 2.0
@@ -273,7 +267,8 @@ def _topic(units: list[_Unit], size: int = 3) -> str:
 
 
 def _card(group: _Group) -> Card:
-    chosen = sorted(group.units, key=lambda u: (-u.confidence, -u.details))[:MAX_SENTENCES]
+    most = MAX_SENTENCES.get(group.kind, MAX_SENTENCES[""])
+    chosen = sorted(group.units, key=lambda u: (-u.confidence, -u.details))[:most]
     chosen.sort(key=lambda u: u.order)
     seen: set[str] = set()
     parts = []
@@ -324,11 +319,9 @@ def _admissible(engine: Engine, card: Card, texts: dict[str, str]) -> bool:
 
 
 def _store(db: sqlite3.Connection, card: Card, now: float) -> Card | None:
-    """Store one admissible card and return it, or None when nothing new is proposed: its
-    evidence was already proposed as its kind, an active memory or a rejected card of its
-    kind and project says the same, or a pending one does (then the evidence joins it)."""
-    if cards_table.cited(db, card.evidence, card.suggested_kind) == set(card.evidence):
-        return None
+    """Store one admissible card and return it, or None when nothing new is proposed: an
+    active memory or a rejected card of its kind and project says the same, or a pending
+    one does (then the evidence joins it)."""
     norm = normalise(card.summary)
     kind, project = card.suggested_kind, card.project
     if memories_table.find_duplicate(db, norm, project, kind) is not None:
@@ -405,6 +398,13 @@ def run(
         partners = _exchanges(walked)
         cards = [_citing_exchanges(c, partners) for c in found if _admissible(engine, c, texts)]
         with transaction(engine.db) as db:
+            # evidence proposed before as the card's kind was distilled then: nothing new
+            # (cards of this walk may share a turn: two rules said in one message)
+            cards = [
+                card
+                for card in cards
+                if cards_table.cited(db, card.evidence, card.suggested_kind) != set(card.evidence)
+            ]
             for card in cards:
                 stored = _store(db, card, now)
                 if stored is not None:

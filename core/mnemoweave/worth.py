@@ -33,7 +33,8 @@ _REQUEST = re.compile(
     r"|\bwonder(?:ing)? (?:if|whether|what|how|about|which)\b|\bi need (?:some |a little |your "
     r"|more )?(?:help|advice|ideas|tips|suggestions|recommendations|guidance)\b"
     r"|\bany (?:ideas|tips|suggestions|recommendations|advice)\b"
-    r"|^(?:顺便|另外|然后|再|也|还有)?[，,]?(?:(?:请|麻烦)?你?帮(?:我|忙)|(?:请|麻烦)你?|(?:给|把|替)\S"
+    r"|[，,；;]\s*(?:请|麻烦)?你?帮我"
+    r"|^(?:顺便|另外|然后|再|也|还有|今天|现在|先|等下|回头|接下来)*[，,]?(?:(?:请|麻烦)?你?帮(?:我|忙)|(?:请|麻烦)你?|(?:给|把|替)\S"
     r"|为(?![了什何])|(?:写|加|改|修|实现|重构|优化|补|删|去掉|换|升级|排查|解释|翻译|总结|看看|看一下"
     r"|查一下|记一下))",
     re.IGNORECASE,
@@ -48,7 +49,7 @@ _RULE = re.compile(
     r"|forget|be|feel|in|on|at|a|an|the|so|very|with|for|when|like|there|here)\b)"
     r"|\b(?:i|we) (?:always|never)\b(?! (?:knew|know|thought|realized|expected|imagined|heard"
     r"|noticed|understood|got|get|been|had|saw|felt|forget|forgot|miss|seem|end|enjoy|would)\b)"
-    r"|(?:^|[,;:]\s*|\b(?:please|and|but|so|just|then|also)\s+)make sure\b"
+    r"|(?:^|[,;:]\s*|\b(?:please|and|but|so|just|then|also)\s+)make sure\b|,\s*ever\b"
     r"|(?:^|[，,：:；;。])\s*(?:以后|今后|往后)|(?:以后|今后|往后)(?:都|要|一律|统一|别|不要|必须|请|记得|就)"
     r"|从现在|一律|永远|每次.{0,10}(?:都要|都得|必须|记得|先)|都用|必须|务必|禁止|严禁"
     r"|不许|不准|不得|始终|总是|统一(?:用|使用|成|为)|(?:^|[，,：:；;])\s*(?:别|千万别|请勿)"
@@ -76,7 +77,7 @@ _DECIDE = re.compile(
     r"|stick with|switch(?:ed)? to|we(?:'ll| will) (?:use|go with|switch|keep)|decided|we decide"
     r"|it is for|stays? the)\b|^forget (?:about )?\S+[.!]?$"
     r"|那就|就用|用.{1,24}吧|换成|换到|改用|决定|定了|就按|按.{1,24}(?:来|吧)|保留"
-    r"|^(?:可以|行|好的?|好吧)[，,]\s*\S.{3,}",
+    r"|^(?:可以|行|好的?|好吧)[，,]\s*(?!我)\S.{3,}",
     re.IGNORECASE,
 )
 # A standing goal of the project or the user: a goal word or a time frame, not a task of
@@ -97,6 +98,12 @@ _GOAL = re.compile(
     r"|shipping|launching))\b"
     r"|目标|任务|计划|规划|优先级|里程碑|路线图|截止|这周|本周|下周|这个月|本月|下个?月|季度|今年|年底"
     r"|月底|迭代|sprint|争取|之前要|之前得|之前必须|前要|前得|上线|发版",
+    re.IGNORECASE,
+)
+# Not a goal: an event that happened ("今天终于发版了"), or how the user feels about one.
+_NOT_GOAL = re.compile(
+    r"\b(?:finally|went live|shipped it|nervous|excited|exhausted|tired|haha|lol)\b"
+    r"|终于|已经.{0,12}了|(?:发版|上线|发布|完成)了|紧张|累死|好累|开心|激动|哈哈",
     re.IGNORECASE,
 )
 # The user's own plan with a time frame: "I'm preparing a talk on DuckDB for March".
@@ -121,10 +128,17 @@ _WHERE = re.compile(
     r" (?:in|at|on|under|to)\b"
     r"|\b(?:runs? on|is hosted on|is deployed to|is written in|is built with|the backend is"
     r"|the frontend is)\b"
-    r"|(?:放|代码|配置|数据|文件|脚本|规则)在|在\s*`|用的是?|是用?\S{1,12}写的|部署在|跑在|后端是|前端是",
+    r"|(?:放|代码|配置|数据|文件|脚本|规则)在(?!哪)|在\s*`|用的是?|是用?\S{1,12}写的|部署在|跑在|后端是|前端是",
     re.IGNORECASE,
 )
 # A fault the user reports: the problem half of a pitfall, a card only with its cause or fix.
+# Words only software has faults in say so alone; the others need a name of the work.
+_SOFTWARE_FAULT = re.compile(
+    r"\b(?:bug|crash(?:es|ed|ing)?|exception|stack ?trace|segfault|oomkilled|out of memory"
+    r"|(?:returns?|returned|throws?|threw|gets?|got|gives?|gave) (?:an? |http |status )?[45]\d\d)\b"
+    r"|闪退|崩溃|崩了|报错|内存泄漏|返回\s*[45]\d\d",
+    re.IGNORECASE,
+)
 _FAULT = re.compile(
     r"\b(?:crash(?:es|ed|ing)?|fail(?:s|ed|ing)?|broke|breaks|hangs?|hung|timed? out|times out"
     r"|panic(?:s|ked)?|oomkilled|out of memory|error|exception|leaks?|stuck|slow(?:er)?"
@@ -151,7 +165,26 @@ _ADVICE = re.compile(
 # says why something happened.
 _REPORT = re.compile(
     r"^(?:done|ok|okay|sure|will do|starting|written|changed|updated|i (?:read|looked at"
-    r"|checked|went through|opened)|明白|好的?|收到|(?:改|写|加|迁|换|修|弄|删)好了|搞定|已)",
+    r"|checked|went through|opened|count)|明白|好的?|收到"
+    r"|[^，,。]{0,20}(?:改|写|加|迁|换|修|弄|删)好了|搞定|已)",
+    re.IGNORECASE,
+)
+# What the assistant will do next ("I'll start with ...", "我先写 ..."): not knowledge yet.
+_NEXT = re.compile(
+    r"^(?:\W*(?:ok(?:ay)?|sure|next|then|so)\b[,.:]?\s*)*(?:i'?ll|i will|let me)\b"
+    r"|^(?:好的?[，,。]?\s*)?(?:我先|我来|接下来|下一步)[^了：:]*$",
+    re.IGNORECASE,
+)
+# The assistant taking up what the user said ("Got it: raising the part size keeps ..."):
+# the user's words again, not news.
+_ACK = re.compile(
+    r"(?:got it|understood|noted|makes sense|明白了?|收到|了解)\s*[.:,!，：。！]", re.I
+)
+# What the assistant proposes ("I'd propose drift as the local store", "建议合成一个接口"):
+# a decision once the user takes it, nothing until then.
+_PROPOSE = re.compile(
+    r"\b(?:i'?d|i would|i) (?:propose|suggest|recommend)\b|\bmy (?:proposal|suggestion)\b"
+    r"|^(?:我)?建议|我的建议",
     re.IGNORECASE,
 )
 # What the assistant did ("I changed X", "我把 X 改成 Y"): the fix that goes with a finding,
@@ -208,8 +241,10 @@ _MUSING = re.compile(
     r"|find|choose|understand)|heard|no idea|planning|going to|don'?t (?:think|know|see)"
     r"|didn'?t (?:realize|know|expect|think))\b"
     rf"|{_LEAD}i'?ll\b"
-    rf"|{_LEAD_ZH}我(?:也|还|其实|一直)?(?:觉得|认为|想|希望|猜|感觉|估计"
-    r"|打算|准备)",
+    rf"|{_LEAD_ZH}我(?:也|还|其实|一直|再)?(?:觉得|认为|想|希望|猜|感觉|估计|看|去"
+    r"|打算|准备)"
+    r"|\b(?:see you|talk (?:to you )?(?:later|soon|tomorrow)|i'?m off (?:for|to)|gotta go)\b"
+    r"|明天见|回头见|晚安|下次聊",
     re.IGNORECASE,
 )
 
@@ -265,22 +300,90 @@ def _substantial(text: str, words: int = 3) -> bool:
     return cjk_count(text) >= 6 or len(content_words(text)) >= words
 
 
-def kind_of(text: str, role: str, kind: str) -> Worth | None:
-    """The card kind of one classified sentence said by `role`, or None when it makes no
-    card."""
+# What the assistant's turn answers (`answering`), from the user's turn before it:
+FAULT = "fault"  # a fault or pitfall reported, or a decision: the reply explains or fixes it
+WHERE = "where"  # where the project's things are: the reply is a fact about the project
+GENERAL = "general"  # how to do something, or how two things differ: general knowledge
+TOLD = "told"  # a rule: the reply carries it out
+
+_ASKS_WHERE = re.compile(
+    r"\bwhere (?:is|are|do|does|did|should|can|would)\b|在哪|哪里|哪儿|放哪", re.I
+)
+_ASKS_HOW = re.compile(
+    r"\bhow (?:do|can|should|would|to)\b|\bwhat'?s the difference\b|\bdifference between\b"
+    r"|\bwhich (?:one|is|should|would)\b|\bwhen (?:would|should) (?:i|we)\b"
+    r"|有啥区别|有什么区别|什么区别|区别是|哪个更|怎么(?:处理|写|做|用|办|选)|如何|是什么意思",
+    re.IGNORECASE,
+)
+# A measured result: a number with a unit of time, size or share ("it's 3.2 s", "降到 52 秒").
+_MEASURED = re.compile(
+    r"(?<![\w.])\d(?:[\d.,]*\d)?\s*(?:ms|s|sec|seconds?|min|minutes?|h|hours?|[KMGT]i?B|%|x)"
+    r"(?![\w/])"
+    r"|\d\s*(?:毫秒|秒|分钟|小时|倍)|\b\d+m\d+s\b",
+)
+# A sentence that gives the reason for the one before it ("they contain home addresses",
+# "adding a column broke the build", "太慢", "否则会把 MySQL 查爆").
+_REASON = re.compile(
+    r"^(?:because|since|so|otherwise|or else|that'?s why|it|they|this|that)\b"
+    r"|^(?:因为|否则|不然|要不然|太|会|这样|毕竟)",
+    re.IGNORECASE,
+)
+
+
+def answering(text: str, kinds: set[str]) -> str:
+    """What an assistant's reply to this user turn answers, given the kinds of the cards the
+    turn gave (see FAULT, WHERE, GENERAL, TOLD; "" for anything else)."""
+    if "conclusion" in kinds:
+        return FAULT
+    if _ASKS_WHERE.search(text):
+        return WHERE
+    if _ASKS_HOW.search(text) and re.search(r"[?？]|吗|啥", text):
+        return GENERAL
+    if "pref" in kinds:
+        return TOLD
+    return ""
+
+
+def explains(text: str) -> bool:
+    """Whether a sentence gives a reason or a consequence (of the rule said before it); a
+    question never does."""
+    text = text.strip()
+    if _QUESTION.search(text):
+        return False
+    return bool(_REASON.search(text) or _CAUSE.search(text) or _FAULT.search(text))
+
+
+def kind_of(text: str, role: str, kind: str, answering: str = "") -> Worth | None:
+    """The card kind of one classified sentence said by `role` (the assistant answering
+    what `answering` says), or None when it makes no card."""
     text = text.strip()
     if _QUESTION.search(text) or not _substantial(text, 2):
         return None
-    return _user(text, kind) if role == "user" else _assistant(text, kind)
+    return _user(text, kind) if role == "user" else _assistant(text, kind, answering)
 
 
-def _assistant(text: str, kind: str) -> Worth | None:
+def _assistant(text: str, kind: str, answering: str = "") -> Worth | None:
     """What the assistant says counts only about the user's own work: a sentence that names
-    it or says why something happened (general knowledge is not worth a card)."""
+    it or says why something happened (general knowledge is not worth a card). Explaining a
+    fault the user reported, it is the cause or the fix; answering where something is, a
+    fact; carrying out what the user said, only a result it measured is new."""
     work, cause = names_work(text), bool(_CAUSE.search(text))
-    if not (work or cause) or not _substantial(text):
+    measured = answering in (FAULT, TOLD) and bool(_MEASURED.search(text))
+    if answering == GENERAL or not (work or cause or measured) or not _substantial(text):
         return None
-    if _PITFALL.search(text) or work and cause:
+    if _NEXT.search(text) or _ACK.match(text):
+        return None  # what it will do next, or what the user said taken up again
+    if _PROPOSE.search(text):
+        return Worth("conclusion", True, alone=False)  # a decision once the user takes it
+    if answering == FAULT:
+        return Worth("conclusion", True)
+    if answering == WHERE and work:
+        return Worth("fact", True)
+    if _PITFALL.search(text) or measured:
+        return Worth("conclusion", True)
+    if answering == TOLD:
+        return None
+    if work and cause:
         return Worth("conclusion", True)
     if kind == "skill" and _STEPS.search(text):
         return Worth("skill", False)  # a procedure
@@ -301,11 +404,15 @@ def _user(text: str, kind: str) -> Worth | None:
         return Worth("conclusion", True)
     if _REQUEST.search(text):
         return None
-    if _FAULT.search(text) and names_work(text):
+    if _SOFTWARE_FAULT.search(text) or _FAULT.search(text) and names_work(text):
         return Worth("conclusion", True, alone=False)
     if _WHERE.search(text) and names_work(text):
         return Worth("fact", True)
-    if _GOAL.search(text) and (kind == "mission" or _PLAN.search(text)):
+    if (
+        _GOAL.search(text)
+        and (kind == "mission" or _PLAN.search(text))
+        and not _NOT_GOAL.search(text)
+    ):
         return Worth("mission", True)
     if kind == "pref" and _LIKES.search(text) and not _REACTION.search(text):
         return Worth("pref", True)

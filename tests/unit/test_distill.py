@@ -6,11 +6,12 @@ import pytest
 from click.testing import CliRunner
 
 from mnemoweave.cli import cli
-from mnemoweave.distill import extractive, sentences, stated, summary_of, traceable
+from mnemoweave.distill import extractive
 from mnemoweave.errors import InvalidInput
 from mnemoweave.hookspecs import hookimpl
 from mnemoweave.model import Card, SessionEvent, Turn
 from mnemoweave.plugins import register
+from mnemoweave.statements import sentences, stated, summary_of, traceable
 from mnemoweave.text import normalise
 
 CONVERSATION = [
@@ -391,3 +392,123 @@ def test_a_reported_fault_is_a_card_only_with_its_cause_or_fix(engine):
     assert "闪退" in card.summary and "NSPhotoLibraryUsageDescription" in card.summary
     _say(engine, [("user", fault.replace("iOS", "iPadOS")), ("assistant", "我看一下。")], "s2")
     assert engine.distill(session="s2") == []  # the fault alone says nothing to keep
+
+
+@pytest.mark.parametrize(
+    ("said", "rules"),
+    [
+        (
+            "oh and two rules: don't log full request bodies, they contain home addresses; "
+            "and use `pino`, not `console.log`, in server code.",
+            [
+                "Don't log full request bodies, they contain home addresses.",
+                "Use `pino`, not `console.log`, in server code.",
+            ],
+        ),
+        (
+            "branch names always follow `feat/<ticket>-<slug>`, and never squash-merge "
+            "release branches, because we tag the original commits.",
+            [
+                "branch names always follow `feat/<ticket>-<slug>`.",
+                "Never squash-merge release branches, because we tag the original commits.",
+            ],
+        ),
+        (
+            "记住两条：组件一律用 `<script setup>`，别再写 Options API；状态管理统一用 Pinia。",
+            ["组件一律用 `<script setup>`，别再写 Options API。", "状态管理统一用 Pinia。"],
+        ),
+        (
+            "另外，日志里不要打印 token，用 logging 不要用 print。",
+            ["日志里不要打印 token。", "用 logging 不要用 print。"],
+        ),
+    ],
+)
+def test_a_turn_holding_two_rules_gives_two_cards_citing_it(engine, said, rules):
+    (turn,) = _say(engine, [("user", said)])
+    cards = engine.distill()
+    assert sorted(card.summary for card in cards) == sorted(rules)
+    assert all(card.suggested_kind == "pref" and card.evidence == (turn,) for card in cards)
+    engine.db.execute("UPDATE turns SET distilled = NULL")
+    assert engine.distill() == []  # a second walk proposes neither again
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Never commit directly to main; open a PR even for one-liners.",  # what to do instead
+        "Never return raw ORM objects; always map them to a schema.",  # points back
+        "记得 Fragment 之间传参一律走 arguments，禁止通过构造函数或者 setter 传。",  # no subject
+        "除了 `main.go`，不准用 `log.Fatal`，error 一律用 `%w` 包装往上返回。",
+    ],
+)
+def test_one_rule_said_in_two_clauses_stays_one_card(engine, said):
+    _say(engine, [("user", said)])
+    (card,) = engine.distill()
+    assert card.suggested_kind == "pref"
+
+
+def test_a_pitfall_reads_problem_cause_then_fix_and_its_carrying_out_is_no_card(engine):
+    script = [
+        (
+            "user",
+            "hey, morning. Quick one: the `/invoices` endpoint returns 500 when `due_date` "
+            "is missing, can you look?",
+        ),
+        (
+            "assistant",
+            "`InvoiceOut` declares `due_date: date`, but drafts have it null. "
+            "`pl.read_parquet` is not involved. I made it `due_date: date | None = None`.",
+        ),
+        ("user", "thanks. btw don't use `SELECT *` in any query. It broke the build last time."),
+        ("assistant", "Replaced `SELECT *` in 5 queries under `db/queries/`."),
+    ]
+    ids = _say(engine, script)
+    pitfall, rule = sorted(engine.distill(), key=lambda card: card.suggested_kind)
+    assert pitfall.suggested_kind == "conclusion" and pitfall.evidence == tuple(ids[:2])
+    assert pitfall.summary.startswith("The `/invoices` endpoint returns 500")
+    assert pitfall.summary.endswith("I made it `due_date: date | None = None`.")
+    assert "can you look" not in pitfall.summary and "`pl.read_parquet`" in pitfall.summary
+    assert rule.suggested_kind == "pref" and rule.evidence == tuple(ids[2:])
+    assert rule.summary == "Don't use `SELECT *` in any query. It broke the build last time."
+
+
+def test_general_answers_and_proposals_not_taken_make_no_card(engine):
+    script = [
+        ("user", "hi, how do I make a Typer option accept multiple values?"),
+        ("assistant", 'Declare it as `typer.Option([], "--tag")`; Typer collects the flags.'),
+        ("user", "what next?"),
+        ("assistant", "I'd propose drift as the local store with a `pending_ops` outbox."),
+        ("user", "ok"),
+    ]
+    _say(engine, script)
+    assert engine.distill() == []
+
+
+def test_a_proposal_the_user_takes_is_a_decision(engine):
+    script = [
+        ("user", "pantry has to work offline now; what local store would fit?"),
+        ("assistant", "I'd propose drift (SQLite) as the local store with a `pending_ops` outbox."),
+        ("user", "go with drift, but sum the deltas for quantities instead of last-write-wins."),
+    ]
+    ids = _say(engine, script)
+    (card,) = engine.distill()
+    assert card.suggested_kind == "conclusion" and card.evidence == tuple(ids)
+    assert "`pending_ops`" in card.summary and "sum the deltas" in card.summary
+
+
+def test_an_answer_to_where_things_are_is_a_fact_a_sentence(engine):
+    script = [
+        ("user", "新同事问 staging 的配置在哪，你帮我查一下。"),
+        (
+            "assistant",
+            "staging 的 Helm values 在 `deploy/helm/values-staging.yaml`。"
+            "集群是 ACK 上的 `tq-staging`，版本 v1.28。",
+        ),
+    ]
+    _say(engine, script)
+    cards = engine.distill()
+    assert sorted(card.suggested_kind for card in cards) == ["fact", "fact"]
+    assert {card.summary for card in cards} == {
+        "staging 的 Helm values 在 `deploy/helm/values-staging.yaml`。",
+        "集群是 ACK 上的 `tq-staging`，版本 v1.28。",
+    }

@@ -64,3 +64,16 @@ def test_a_statement_is_neither_the_goal_nor_an_open_request():
     assert recap["goal"]["ref"] == "t_3" and [o["ref"] for o in recap["open"]] == ["t_3"]
     recap = capsule.update(recap, turn("t_4", "assistant", "Done.", "chat"))
     assert recap["open"] == []  # answered
+
+
+def test_a_pitfall_or_rule_the_classifier_takes_for_a_task_is_never_the_goal():
+    recap = capsule.empty()
+    pitfall = (
+        "Pitfall we hit today: the Docker build in GitHub Actions takes 14 minutes "
+        "because the cache never hits."
+    )
+    recap = capsule.update(recap, turn("t_1", "user", pitfall, "mission"))
+    recap = capsule.update(recap, turn("t_2", "user", "另外，日志里不要打印 token。", "chat"))
+    assert recap["goal"] is None and recap["open"] == []
+    assert [d["ref"] for d in recap["decisions"]] == ["t_1"]
+    assert [r["ref"] for r in recap["rules"]] == ["t_2"]

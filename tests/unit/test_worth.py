@@ -2,7 +2,17 @@
 
 import pytest
 
-from mnemoweave.worth import Worth, details, kind_of, names_work
+from mnemoweave.worth import (
+    FAULT,
+    GENERAL,
+    TOLD,
+    WHERE,
+    Worth,
+    answering,
+    details,
+    kind_of,
+    names_work,
+)
 
 
 @pytest.mark.parametrize(
@@ -146,3 +156,87 @@ def test_details_count_numbers_dates_and_names():
     assert details("I saw a Northern Flicker last weekend, my 32nd species.") == 4
     assert details("I've been cooking a lot lately.") == 0
     assert details("我上周去了两次健身房。") == 2
+
+
+@pytest.mark.parametrize(
+    ("user", "kinds", "expected"),
+    [
+        ("The `/invoices` endpoint returns 500, can you look?", {"conclusion"}, FAULT),
+        ("对了，Prometheus 的告警规则放在哪来着？", set(), WHERE),
+        ("I'm new here. Where does auth actually happen?", set(), WHERE),
+        ("hi, how do I make a Typer option accept multiple values?", set(), GENERAL),
+        ("pytest 的 fixture scope 用 session 和 module 有啥区别？", set(), GENERAL),
+        ("always pin actions to a commit SHA, not a tag.", {"pref"}, TOLD),
+        ("这个季度的目标是把首页加载时间降到 1.5 秒以内。", {"mission"}, ""),
+        ("ok", set(), ""),
+    ],
+)
+def test_what_a_reply_answers(user, kinds, expected):
+    assert answering(user, kinds) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "answered", "expected"),
+    [
+        # the cause or fix of a fault the user reported, whatever its form
+        ("`pd.read_excel` 会把纯数字列推断成 float64。", FAULT, Worth("conclusion", True)),
+        (
+            "I now copy `requirements.lock` first, then the source.",
+            FAULT,
+            Worth("conclusion", True),
+        ),
+        # where the project's things are
+        ("在 `monitoring/rules/` 下，按服务分文件。", WHERE, Worth("fact", True)),
+        # general knowledge asked for: no card even when it names code
+        ('Declare it as `typer.Option([], "--tag")`; Typer collects the flags.', GENERAL, None),
+        # carrying out the user's rule: only a measured result is new
+        ("Pinned all 7 actions in `.github/workflows/` to full SHAs.", TOLD, None),
+        (
+            "4 Deployments in `k8s/prod/` had requests lower than limits; I aligned them.",
+            TOLD,
+            None,
+        ),
+        ("`stg_stripe__refunds` was joining, so I moved the join.", TOLD, None),
+        (
+            "整套测试从 3 分 40 秒降到 52 秒，`db_session` 功不可没。",
+            TOLD,
+            Worth("conclusion", True),
+        ),
+        # what it will do next, and what it proposes (a card once the user decides)
+        ("Next I'll lazy-load the settings in `nav.ts`.", "", None),
+        ("好的，我先写 `/api/home`。", FAULT, None),
+        # taking up what the user said: their words again
+        ("Got it: raising `multipart_chunksize` to 64 MB fixes it.", FAULT, None),
+        (
+            "I'd propose drift as the local store with a `pending_ops` outbox.",
+            "",
+            Worth("conclusion", True, alone=False),
+        ),
+    ],
+)
+def test_what_the_assistant_says_depends_on_what_it_answers(text, answered, expected):
+    assert kind_of(text, "assistant", "chat", answered) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a fault only software has needs no name of the code
+        ("Weird bug: dates in the emails are one day off.", "conclusion"),
+        ("TestFlight build crashes on launch on iOS 16 only.", "conclusion"),
+        ("the `/invoices` endpoint returns 500 when `due_date` is missing", "conclusion"),
+        # a request, an intention, a farewell, a feeling, an event: no card
+        ("新同事问 staging 环境的配置在哪，我也记不清了，你帮我查一下。", None),
+        ("今天先帮我写个脚本，把这 20 张表的建表语句转成 StarRocks 的。", None),
+        ("嗯，我再想想，周末有空先翻翻 Rust 的书", None),
+        ("I'm off for the long weekend, see you Tuesday", None),
+        ("下个月 1 号，有点紧张哈哈", None),
+        ("今天终于发版了，累死", None),
+        ("好，我去换。", None),
+        # an emphatic rule
+        ("all money math in Decimal with ROUND_HALF_EVEN, no floats, ever.", "pref"),
+    ],
+)
+def test_what_the_user_says_beyond_rules(text, expected):
+    worth = kind_of(text, "user", "mission")
+    assert (worth and worth.kind) == expected, worth
