@@ -187,8 +187,6 @@ def _said_by_assistant(engine: Engine, turn: Turn, start: int, answered: str) ->
                 turn, stated(text), worth.kind, confidence, start + len(units), worth.leads
             )
             unit.alone = worth.alone
-            if units and units[-1].kind == unit.kind and explains(unit.text):
-                unit.statement = units[-1].statement  # "So auth checks happen in ..."
             units.append(unit)
     return units
 
@@ -207,8 +205,6 @@ def _close(unit: _Unit, group: _Group, cutoff: float) -> float:
         and any(u.sentence == unit.sentence for u in group.units)
     ):
         return 0.0  # another rule or fact said in the same sentence: a card of its own
-    if unit.kind == "fact" and any(u.turn.id == unit.turn.id for u in group.units):
-        return 0.0  # another fact said in the same turn
     last = group.units[-1].turn.seq
     if last is not None and unit.turn.seq in (last, last + 1):
         return 2.0

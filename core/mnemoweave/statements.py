@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 
 from .text import cjk_count, normalise, stopwords
+from .worth import names_work
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -44,7 +45,8 @@ _OPENER = re.compile(
     r"|(?:quick (?:one|question|thing)|context for|quick orientation for|跟你说下|说一下"
     r"|先介绍一下)[^:：.。]{0,30}[:：]"
     r"|(?:ok(?:ay)?|so|well|alright) then\b"
-    r"|(?:and|so|ok(?:ay)?|well|anyway|remember|don'?t forget|note|好的|那个|嗯)\s*[,，:：])\s*)+",
+    r"|(?:and|so|ok(?:ay)?|well|anyway|remember|don'?t forget|note|好的|那个|嗯|对|是的)"
+    r"\s*[,，:：])\s*)+",
     re.IGNORECASE,
 )
 _CLOSER = re.compile(
@@ -163,11 +165,17 @@ _IMPERATIVE = re.compile(
 def clauses(text: str) -> list[str]:
     """A sentence cut where one statement ends and another begins: at a semicolon, or at
     ", and", when both sides say something of their own and the second does not point back
-    to the first. Inline code is never cut."""
+    to the first. Only a sentence about the user's work is cut (rules and facts of a project;
+    "I can commit to 3 times a week, and I prefer the gym" is one thought), and never inside
+    inline code or brackets."""
+    if not names_work(text):
+        return [text]
     code = [match.span() for match in _INLINE_CODE.finditer(text)]
     out, start = [], 0
     for match in _CLAUSE_BREAK.finditer(text):
-        if any(left < match.start() < right for left, right in code):
+        before = text[: match.start()]
+        inside = before.count("(") + before.count("（") > before.count(")") + before.count("）")
+        if inside or any(left < match.start() < right for left, right in code):
             continue
         left, right = text[start : match.start()], text[match.end() :]
         rest = stated(re.split(r"[;；]|,\s+and\s+", right, maxsplit=1)[0])

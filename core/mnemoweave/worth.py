@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from .text import cjk_count, content_words
 
-_QUESTION = re.compile(r"[?？]\s*$|吗[。]?$")
+_QUESTION = re.compile(r"[?？]\s*$|吗[。]?$|能不能|可不可以|要不要")
 # A request to the assistant: the task of this turn ("add a test for X", "帮我..."), or the
 # framing of a question ("I'm looking for ideas", "I was wondering").
 _REQUEST = re.compile(
@@ -27,6 +27,8 @@ _REQUEST = re.compile(
     r"|format|take|put|turn|debug|investigate|clean up|set up|look into|try|get|send|post"
     r"|paste|commit|push|merge|deploy|document|comment|split|replace|bump|upgrade|install)\b)"
     r"|\bi (?:need|want|would like|'d like) you to\b"
+    r"|\byour (?:goal|task|job|objective|role|mission) is\b|^you (?:will|must|are to)\b"
+    r"|^(?:act as|pretend (?:to be|you are))\b"
     r"|\b(?:i'?m|i am|i was|we'?re) (?:\w+ )?(?:looking|searching|hoping) for (?:[\w-]+ ){0,3}"
     r"(?:advice|help|ideas?|tips|suggestions|recommendations|inspiration|guidance|resources"
     r"|information|info|options)\b"
@@ -136,7 +138,7 @@ _WHERE = re.compile(
 _SOFTWARE_FAULT = re.compile(
     r"\b(?:bug|crash(?:es|ed|ing)?|exception|stack ?trace|segfault|oomkilled|out of memory"
     r"|(?:returns?|returned|throws?|threw|gets?|got|gives?|gave) (?:an? |http |status )?[45]\d\d)\b"
-    r"|闪退|崩溃|崩了|报错|内存泄漏|返回\s*[45]\d\d",
+    r"|闪退|崩溃|崩了|就崩|报错|报.{1,12}?的?错|内存泄漏|返回\s*[45]\d\d",
     re.IGNORECASE,
 )
 _FAULT = re.compile(
@@ -155,9 +157,10 @@ _CAUSE = re.compile(
 # How-to advice in general ("You can ...", "Try ...", "Here's an example"): what any
 # assistant can say again.
 _ADVICE = re.compile(
-    r"^(?:(?:if|when|once|to|for) [^,:]{1,80}[,:] )?(?:you (?:can|could|may|might|should|need"
+    r"^(?:(?:if|when|once|to|for) [^,:]{1,120}[,:] )?(?:you (?:can|could|may|might|should|need"
     r"|'ll|will|would)|try|consider|make sure|check|create|here'?s|here is|for (?:example"
-    r"|instance)|in this example|this (?:code|script|function|example|will)|note|notice"
+    r"|instance)|in this (?:example|code|script|snippet|version)|this (?:code|script|function"
+    r"|example|will)|note|notice"
     r"|remember)\b|^\*\*",
     re.IGNORECASE,
 )
@@ -172,6 +175,7 @@ _REPORT = re.compile(
 # What the assistant will do next ("I'll start with ...", "我先写 ..."): not knowledge yet.
 _NEXT = re.compile(
     r"^(?:\W*(?:ok(?:ay)?|sure|next|then|so)\b[,.:]?\s*)*(?:i'?ll|i will|let me)\b"
+    r"|\blooking into it\b"
     r"|^(?:好的?[，,。]?\s*)?(?:我先|我来|接下来|下一步)[^了：:]*$",
     re.IGNORECASE,
 )
@@ -196,10 +200,10 @@ _DID = re.compile(
     r"|^(?:added|changed|replaced|moved|created|wrote|updated|removed|renamed|converted"
     r"|rewrote|fixed|switched|installed|upgraded|pinned|dropped|aligned|bumped|checked"
     r"|regenerated|migrated)\b"
-    r"|^我(?:也|还|先|又)?(?:把|加了|改了|删了|换了|写了|给)",
+    r"|^我(?:也|还|先|又)?(?:把|加了|改了|删了|换了|写了|给)|^(?:生成|新建|创建|添加|加|改|删|写)了",
     re.IGNORECASE,
 )
-_STEPS = re.compile(r"(?<![\d.])(?:\d{1,2}[.)、]|\(\d\))\s|首先|然后|\bfirst\b|\bthen\b", re.I)
+_STEPS = re.compile(r"(?<![\d.(])(?:\d{1,2}[.)、]|\(\d\))\s|首先|然后|\bfirst\b|\bthen\b", re.I)
 
 # --- facts about the user ------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from mnemoweave.worth import (
         ("给上传模块加注释", "mission", None),
         ("帮我把刚才的改动提交一下", "mission", None),
         ("顺便把发版流程记一下，我每次都忘。", "pref", None),
+        ("Your goal is to outline an email sequence for new customers.", "mission", None),
         # standing goals
         ("This quarter we are migrating the uploader to S3.", "mission", "mission"),
         ("我们的目标是下个月上线 v2", "mission", "mission"),
@@ -104,6 +105,7 @@ def test_what_the_user_says(text, classified, expected):
         ("做红烧肉的关键是炒糖色，火候要小。", "skill", None),
         # advice, progress reports, echoes
         ("You can use the `vader` method to get a detailed score.", "conclusion", None),
+        ("In this code, we've added an image to the `#intro-screen` section.", "conclusion", None),
         ("Done, and I documented it in the man page.", "conclusion", None),
         ("I prefer tabs over spaces in `main.go`.", "pref", None),
         ("It was!", "conclusion", None),
@@ -240,3 +242,25 @@ def test_what_the_assistant_says_depends_on_what_it_answers(text, answered, expe
 def test_what_the_user_says_beyond_rules(text, expected):
     worth = kind_of(text, "user", "mission")
     assert (worth and worth.kind) == expected, worth
+
+
+@pytest.mark.parametrize(
+    ("text", "role", "expected"),
+    [
+        (
+            "worker 在我 mac 上一跑任务就崩，报什么 objc fork 的错",
+            "user",
+            Worth("conclusion", True, alone=False),
+        ),
+        ("bundle 大小能不能在 CI 里卡住", "user", None),  # a question, no question mark
+        ("Playwright: 2 failures in `card-drag.spec.ts`, looking into it.", "assistant", None),
+        # "(64) " is no step number: what it did, which only goes with a finding
+        (
+            "生成了 `0012_add_sha256.py`：加 `sha256 CHAR(64) NULL` 和一个索引。",
+            "assistant",
+            Worth("conclusion", False, leads=False),
+        ),
+    ],
+)
+def test_faults_questions_and_reports_in_passing(text, role, expected):
+    assert kind_of(text, role, "skill") == expected
