@@ -150,8 +150,9 @@ def _said_by_user(engine: Engine, turn: Turn, start: int) -> list[_Unit]:
         said = stated(text)
         if lead and not own and explains(said):
             order = start + len(units)
-            units.append(_Unit(turn, said, lead.kind, lead.confidence, order, leads=False))
-            units[-1].statement = lead.statement
+            units.append(
+                _Unit(turn, said, lead.kind, lead.confidence, order, False, True, lead.statement)
+            )
             continue
         if judged is None:
             continue
@@ -162,16 +163,19 @@ def _said_by_user(engine: Engine, turn: Turn, start: int) -> list[_Unit]:
             order, said = start + len(units), stated(part)
             if number < len(parts) - 1:
                 said = closed(said)  # a statement cut from the sentence ends as one
-            unit = _Unit(
-                turn,
-                capitalised(said) if number else said,
-                worth.kind,
-                confidence,
-                order,
-                worth.leads,
+            quoted = capitalised(said) if number else said
+            units.append(
+                _Unit(
+                    turn,
+                    quoted,
+                    worth.kind,
+                    confidence,
+                    order,
+                    worth.leads,
+                    worth.alone,
+                    sentence=sentence,
+                )
             )
-            unit.alone, unit.sentence = worth.alone, sentence
-            units.append(unit)
     return units
 
 
@@ -183,11 +187,10 @@ def _said_by_assistant(engine: Engine, turn: Turn, start: int, answered: str) ->
         judged = _worth(engine, turn, text, answered)
         if judged is not None:
             worth, confidence = judged
-            unit = _Unit(
-                turn, stated(text), worth.kind, confidence, start + len(units), worth.leads
+            order = start + len(units)
+            units.append(
+                _Unit(turn, stated(text), worth.kind, confidence, order, worth.leads, worth.alone)
             )
-            unit.alone = worth.alone
-            units.append(unit)
     return units
 
 

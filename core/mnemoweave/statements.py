@@ -80,7 +80,7 @@ def sentences(text: str) -> list[str]:
     for line in _FENCE.sub("\n", text).splitlines():
         for piece in _pieces(line):
             piece = _BULLET.sub("", piece).strip()
-            if cjk_count(piece) >= 4 or len(re.findall(r"[A-Za-z]{2,}", piece)) >= 2:
+            if _says_enough(piece, 2):
                 out.append(piece)
     return out
 
@@ -181,8 +181,8 @@ def clauses(text: str) -> list[str]:
         rest = stated(re.split(r"[;；]|,\s+and\s+", right, maxsplit=1)[0])
         instead = match.group().strip() == ";" and _IMPERATIVE.match(rest)  # "never X; do Y"
         if (
-            _substantial(stated(left))
-            and _substantial(rest)
+            _says_enough(stated(left), 4)
+            and _says_enough(rest, 4)
             and not _POINTS_BACK.search(rest)
             and not instead
         ):
@@ -214,5 +214,7 @@ def _rules_apart(text: str) -> list[str]:
     return out
 
 
-def _substantial(text: str) -> bool:
-    return cjk_count(text) >= 4 or len(re.findall(r"[A-Za-z]{2,}", text)) >= 4
+def _says_enough(text: str, latin_words: int) -> bool:
+    """Whether a piece of text is long enough to say something: four CJK characters, or
+    `latin_words` Latin words."""
+    return cjk_count(text) >= 4 or len(re.findall(r"[A-Za-z]{2,}", text)) >= latin_words
