@@ -40,6 +40,7 @@ from .statements import (
     capitalised,
     clauses,
     closed,
+    own_words,
     sentences,
     stated,
     summary_of,
@@ -143,7 +144,7 @@ def _said_by_user(engine: Engine, turn: Turn, start: int) -> list[_Unit]:
     """A user turn's statements: each rule or fact a card of its own (two said in one
     sentence are cut apart), a sentence that gives the reason for a rule going with it."""
     units: list[_Unit] = []
-    for text in sentences(turn.text):
+    for text in sentences(own_words(turn.text)):
         judged = _worth(engine, turn, text)
         lead = units[-1] if units and units[-1].kind == "pref" else None
         own = judged is not None and judged[0].kind in ("pref", "mission")

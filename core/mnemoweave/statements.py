@@ -9,6 +9,8 @@ cleaned of the discourse around it.
 - `clauses`: a sentence holding two statements cut apart (at a semicolon or ", and", or a
   Chinese comma between two rules that each name their own subject), unless the second
   leans on the first ("...; always map them ...", "never X; do Y instead");
+- `own_words`: a user message without the material it carries ("Rewrite the following:" and
+  the text to rewrite);
 - `summary_of` joins statements into a summary that splits back into the same sentences,
   and `traceable` checks a summary is found in its evidence.
 What is left of a sentence is always a piece of it, so a card stays traceable.
@@ -20,7 +22,7 @@ import re
 from collections.abc import Sequence
 
 from .text import cjk_count, normalise, stopwords
-from .worth import names_work
+from .worth import asks, names_work
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -83,6 +85,51 @@ def sentences(text: str) -> list[str]:
             if _says_enough(piece, 2):
                 out.append(piece)
     return out
+
+
+# A request to work on a text the message carries ("Rewrite the following:", "summarize this
+# article", "帮我润色下面这段"), or a prompt written for the assistant ("act as ..."): what
+# follows is material, not what the user states; so is a prompt written for the assistant.
+_ON_TEXT = re.compile(
+    r"\b(?:re-?write|summari[sz]e|paraphrase|translate|improve|edit|proofread|continue|expand"
+    r"|shorten|condense|polish|correct|review|critique|analy[sz]e|read|extract|reply to"
+    r"|respond to|memori[sz]e|make (?:it|this)|what does (?:it|this)|key points|feedback on"
+    r"|web search results)\b|总结|翻译|润色|改写|重写|续写|扩写|缩写|校对|精简|概括|摘要",
+    re.IGNORECASE,
+)
+_POINTS_AT = re.compile(
+    r"\b(?:this|these|the following|following|below|above|here(?:'s| is| are)|it)\b"
+    r"|[:：]\s*$|下面|以下|这段|这篇|上面",
+    re.IGNORECASE,
+)
+_PROMPT = re.compile(
+    r"\b(?:act as|imagine you are|pretend (?:to be|you are)|ignore (?:all )?(?:the )?previous"
+    r" instructions)\b|扮演",
+    re.IGNORECASE,
+)
+_FIRST_SENTENCE = re.compile(r"^(.{8,300}?[?:：!.。？！])\s+(?=\S)", re.DOTALL)
+MATERIAL_WORDS = 100
+
+
+def own_words(text: str) -> str:
+    """A user message without the material it carries: when its first or last line (or its
+    first sentence) is a request for work on a text and the rest is long (`MATERIAL_WORDS` words, or
+    twice as many CJK characters), only that request is the user's own."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    frames = [(lines[0], lines[1:]), (lines[-1], lines[:-1])] if len(lines) > 1 else []
+    first = _FIRST_SENTENCE.match(text.strip())
+    if first:
+        frames.append((first.group(1), [text.strip()[first.end() :]]))
+    for frame, rest in frames:
+        asks_for = _PROMPT.search(frame) or (_ON_TEXT.search(frame) and _POINTS_AT.search(frame))
+        request = asks(frame) or re.search(r"[:：]\s*$", frame)
+        if len(frame) <= 300 and request and asks_for and _long("\n".join(rest)):
+            return frame
+    return text
+
+
+def _long(text: str) -> bool:
+    return len(text.split()) + cjk_count(text) // 2 >= MATERIAL_WORDS
 
 
 # Words a statement may open with once the discourse before it is dropped: capitalised then

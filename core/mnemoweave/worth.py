@@ -280,6 +280,11 @@ _WORK = re.compile(
 )
 
 
+def asks(text: str) -> bool:
+    """Whether a sentence asks something of the assistant: a request or a question."""
+    return bool(_REQUEST.search(text) or _QUESTION.search(text))
+
+
 def names_work(text: str) -> bool:
     """Whether a text names the user's code, files, commands or settings (a Latin-script
     name inside Chinese text counts)."""

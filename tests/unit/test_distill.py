@@ -509,3 +509,32 @@ def test_an_answer_to_where_things_are_is_a_fact(engine):
     (card,) = engine.distill()
     assert card.suggested_kind == "fact" and card.evidence == tuple(ids)
     assert "`deploy/helm/values-staging.yaml`" in card.summary and "v1.28" in card.summary
+
+
+_PASTED = (
+    "Our approach remains holistic, with the goal of understanding the system needs of the "
+    "entire organisation. I have worked with the team for 12 years and my goal is to lead it. "
+) * 6
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Rewrite the following so it is friendly:\n" + _PASTED,
+        "I received this email below, what does it do well?\n\n" + _PASTED,
+        "Can you make it shorter? " + _PASTED,
+        _PASTED + "\nSummarize the above in three bullets.",
+        "请帮我润色下面这段：\n" + "我们一律用 Pinia 管理状态，我的目标是年底前上线新版本。" * 10,
+    ],
+)
+def test_material_carried_for_work_on_it_makes_no_card(engine, said):
+    _say(engine, [("user", said), ("assistant", "Here is a version.")])
+    assert engine.distill() == []
+
+
+def test_a_long_message_of_the_users_own_keeps_its_rules(engine):
+    rules = "Never call Stripe from a request handler; always go through the billing queue. " * 4
+    said = "Please add the refunds endpoint.\nContext for it: " + rules + "We use FastAPI. " * 20
+    _say(engine, [("user", said)])
+    cards = {card.suggested_kind: card.summary for card in engine.distill()}
+    assert cards["pref"].startswith("Never call Stripe from a request handler")
