@@ -353,6 +353,30 @@ def test_a_shared_collection_from_before_the_split_is_split_without_embedding(tm
         assert mine.configuration_json["hnsw"]["space"] == "cosine"
 
 
+def test_an_index_is_built_and_searched_wide_and_an_older_one_searches_wide(tmp_path):
+    from mnemoweave.store.vectors import HNSW, VectorIndex
+
+    path = tmp_path / "chroma"
+    with _chroma_client(path) as client:  # chromadb's defaults, as older versions made it
+        client.get_or_create_collection(
+            "memories-concepts-0",
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata={"table": "memories", "embedder": "concepts", "project": "/src/a"},
+        ).add(ids=["m_1"], embeddings=np.stack([_unit(1)]))
+    index = VectorIndex(path, "concepts")
+    index.add("memories", ["m_2"], np.stack([_unit(2)]), ["/src/b"])
+    assert [ref for ref, _ in index.query("memories", _unit(1), 1, ["/src/a"])] == ["m_1"]
+    index.close()
+    with _chroma_client(path) as client:
+        made = {
+            c.metadata["project"]: c.configuration_json["hnsw"] for c in client.list_collections()
+        }
+    assert made["/src/b"] == made["/src/b"] | HNSW  # built wide
+    assert made["/src/a"]["ef_search"] == HNSW["ef_search"]  # searched wide from now on
+    assert made["/src/a"]["max_neighbors"] == 16  # its graph as it was built
+
+
 @contextmanager
 def _chroma_client(path):
     """chromadb's PersistentClient on `path`, stopped on leaving (its system is cached per
