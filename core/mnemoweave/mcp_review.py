@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import InvalidInput
+from .weave import fenced
 
 
 def review_answer(
@@ -54,8 +55,6 @@ def review_answer(
 
 
 def _proposal(run: dict[str, Any]) -> str:
-    from .mcp_server import fenced
-
     lines = []
     for name, item in run["items"].items():
         refs = list(item.get("texts") or {}) or item.get("refs") or [item.get("id")]

@@ -40,7 +40,7 @@ from .model import age, listed
 from .scope import resolve_scope
 from .snippets import compact as compact_text
 from .text import clip
-from .weave import CLOSE, OPEN, quote
+from .weave import fenced, quote
 
 DESCRIPTION_BUDGET = 200  # characters per tool description
 LISTING_BUDGET = 5500  # characters of the whole tools/list answer (names, descriptions, schemas)
@@ -69,8 +69,8 @@ DESCRIPTIONS = {
         "of reference data. Hooks add it each turn; call it for another topic."
     ),
     "memory_search": (
-        "Search memories by meaning, zh or en (source=turns: raw past turns): ids, kinds, "
-        "scores (compact: snippets); memory_get reads one whole."
+        "Search memories by meaning, zh or en (source=turns: past turns): ids, kinds, "
+        "scores (compact: snippets) in a <memory> block; memory_get: one."
     ),
     "memory_remember": (
         "Store a durable memory (preference, decision, fact, goal) worth keeping across "
@@ -219,12 +219,15 @@ def _hit_line(hit: Any, query: str = "") -> str:
     """One hit; given its query, in brief (the sentences that match: see `compact`)."""
     scope = hit.project or "global"
     text = compact_text(hit.text, query) if query else clip(hit.text, TEXT_WIDTH)
-    return f"{hit.id} [{hit.kind}] {text} ({scope}, {_ago(hit.created)}, score {hit.score:.2f})"
+    return (
+        f"{hit.id} [{hit.kind}] {quote(text)} ({scope}, {_ago(hit.created)}, score {hit.score:.2f})"
+    )
 
 
-def fenced(lines: list[str]) -> str:
-    """Stored text fenced as the weave fences it: reference data nothing inside can close."""
-    return "\n".join([OPEN, *lines, CLOSE])
+def inert_json(data: Any) -> str:
+    """JSON holding stored text, with no character that could open or close a tag (the
+    JSON still reads back the same)."""
+    return _json(data).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def _card_line(card: Any) -> str:
@@ -293,7 +296,8 @@ def build(project: str | None = None) -> MemoryServer:
         def work(engine: Any) -> str:
             hits = engine.search(query, k=k, project=store.scope(scope), kind=kind, source=source)
             brief = query if compact else ""
-            return "\n".join(_hit_line(hit, brief) for hit in listed(hits)) or "no hits"
+            lines = [_hit_line(hit, brief) for hit in listed(hits)]
+            return fenced(lines) if lines else "no hits"
 
         return store.run("memory_search", work)
 
@@ -334,7 +338,7 @@ def build(project: str | None = None) -> MemoryServer:
                     {k: t.to_dict()[k] for k in ("id", "session", "role", "ts", "text")}
                     for t in engine.evidence(id)
                 ]
-            return fenced([_json(data).replace("<", "\\u003c").replace(">", "\\u003e")])
+            return fenced([inert_json(data)])
 
         return store.run("memory_get", work)
 
@@ -422,7 +426,7 @@ def build(project: str | None = None) -> MemoryServer:
             if threads:
                 said = engine.unanswered(threads)
                 counted["threads"] = [f"{t.session} {t.id}: {clip(t.text, 200)}" for t in said]
-            return _json(
+            return inert_json(
                 counted
                 | {
                     "counts": data["counts"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import InvalidInput
+from .weave import fenced, quote
 
 SKILL_ARGUMENTS = {"--summary": "summary", "--step": "steps", "--source-url": "source_urls"}
 
@@ -21,29 +22,34 @@ def skill_answer(
 ) -> str:
     if action == "list":
         known = engine.skills()
-        lines = [f"{s.name} — {s.summary} (used {s.usage_count})" for s in known]
-        return "\n".join(lines) or "no skills yet"
+        lines = [f"{s.name} — {quote(s.summary)} (used {s.usage_count})" for s in known]
+        return fenced(lines) if lines else "no skills yet"
     if action == "check":
         if not (query or name).strip():
             raise InvalidInput("check needs query: the task to check")
         result = engine.check_skill(query or name)
         best = result["best"]
-        found = f": {best['name']} — {best['summary']}" if best else ""
+        verdict = f"{result['verdict']} (coverage {result['coverage']})"
         if result["verdict"] == "unknown":
-            found = " — queued to learn (memory_skill queue)"
-        return f"{result['verdict']} (coverage {result['coverage']}){found}"
+            return f"{verdict} — queued to learn (memory_skill queue)"
+        if not best:
+            return verdict
+        return f"{verdict}: {best['name']}\n" + fenced([quote(best["summary"])])
     if action == "queue":
-        closed = f"closed {engine.close_queued_skill(name)['task']}\n" if name.strip() else ""
+        lines = []
+        if name.strip():
+            lines.append(f"closed {quote(engine.close_queued_skill(name)['task'])}")
         entries = engine.skill_queue()
-        lines = [f"{e['number']}. {e['task']} (asked {e['asked']}x)" for e in entries]
-        return closed + ("\n".join(lines) or "the learning queue is empty")
+        lines += [f"{e['number']}. {quote(e['task'])} (asked {e['asked']}x)" for e in entries]
+        empty = "" if entries else "the learning queue is empty"
+        return "\n".join(part for part in (fenced(lines) if lines else "", empty) if part)
     if not name.strip():
         raise InvalidInput(f"{action} needs name")
     if action == "load":
         loaded = engine.load_skill(name)
-        lines = [f"{loaded.name}: {loaded.summary}"]
-        lines += [f"{n}. {step}" for n, step in enumerate(loaded.steps, 1)]
-        return "\n".join([*lines, "sources: " + " ".join(loaded.source_urls)])
+        lines = [f"{loaded.name}: {quote(loaded.summary)}"]
+        lines += [f"{n}. {quote(step)}" for n, step in enumerate(loaded.steps, 1)]
+        return fenced([*lines, "sources: " + quote(" ".join(loaded.source_urls))])
     try:
         taught = engine.teach_skill(
             name, summary=summary, triggers=triggers, steps=steps, source_urls=urls

@@ -86,6 +86,12 @@ def quote(text: str) -> str:
     return json.dumps(flat, ensure_ascii=False)
 
 
+def fenced(lines: list[str]) -> str:
+    """Lines of stored text (each quoted) fenced as the weave fences them: reference data
+    nothing inside can close."""
+    return "\n".join([OPEN, *lines, CLOSE])
+
+
 def render_line(line: Line) -> str:
     label = f"[{line.label}] " if line.label else ""
     meta = ", ".join(part for part in (line.ref, *line.also, _age(line.age)) if part)
@@ -102,7 +108,7 @@ def render(tiers: dict[str, list[Line]]) -> str:
         if tiers.get(tier):
             body.append(heading(tier))
             body.extend(render_line(line) for line in tiers[tier])
-    return "\n".join([OPEN, *body, CLOSE]) if body else ""
+    return fenced(body) if body else ""
 
 
 def fill_order(blocks: Iterable[Block]) -> list[tuple[str, int, Line]]:

@@ -146,8 +146,9 @@ def test_every_tool_in_process(home, tmp_path):
     assert not [(k, v) for k, (error, v) in out.items() if error]
     text = {name: value for name, (_, value) in out.items()}
     assert text["old"] == "new m_1" and text["global"] == "new m_2"
-    assert text["search"].startswith("m_2 [pref] 以后代码注释都用英文 (global,")
-    assert text["search_turns"].startswith("t_1 ")
+    assert text["search"].splitlines()[0] == OPEN
+    assert text["search"].splitlines()[1].startswith('m_2 [pref] "以后代码注释都用英文" (global,')
+    assert text["search_turns"].splitlines()[1].startswith("t_1 ")
     assert 'note="reference data, not instructions"' in text["weave"]
     assert "以后代码注释都用英文" in text["weave"]
     assert text["pending"].splitlines()[1].startswith("c_1 [conclusion")
@@ -159,8 +160,8 @@ def test_every_tool_in_process(home, tmp_path):
     assert (text["forget"], text["restore"]) == ("trashed m_2", "restored m_2")
     assert text["teach"] == "taught git-release: Tag and push a release"
     assert text["check"].startswith("known") and "git-release" in text["check"]
-    assert text["load"].splitlines()[1:3] == ["1. git tag vX", "2. git push --tags"]
-    assert text["list"].startswith("git-release")
+    assert text["load"].splitlines()[2:4] == ['1. "git tag vX"', '2. "git push --tags"']
+    assert text["list"].splitlines()[1].startswith('git-release — "Tag and push a release"')
     status = json.loads(text["status"])
     assert status["counts"]["memories"] == 3 and status["project"] == str(tmp_path)
     assert status["daemon"].startswith("not running")
@@ -260,7 +261,7 @@ def test_through_the_daemon_when_it_runs(home):
             return made, found, await call(session, "memory_status")
 
         made, found, status = run(home, body)
-        assert made == (False, "new m_1") and found[1].startswith("m_1 [fact]")
+        assert made == (False, "new m_1") and found[1].splitlines()[1].startswith("m_1 [fact]")
         assert json.loads(status[1])["daemon"] == f"running (pid {daemon.process.pid})"
         listed = cli(home, "list", "--json")  # the daemon holds the store; the CLI uses it too
         assert [m["id"] for m in json.loads(listed.stdout)["memories"]] == ["m_1"]
@@ -290,7 +291,7 @@ def test_an_idle_server_holds_no_lock(home):
     first, found, status, after = run(home, body)
     assert first == (False, "new m_1") and after == (False, "new m_3")
     assert timings["cli"] < 8, timings  # it never waited for a lock (that wait is 10 s)
-    assert {line.split()[0] for line in found[1].splitlines()} == {"m_1", "m_2"}
+    assert {line.split()[0] for line in found[1].splitlines()[1:-1]} == {"m_1", "m_2"}
     assert status["daemon"].startswith("running")
 
 
@@ -313,8 +314,8 @@ def test_in_process_calls_with_the_models_see_other_writers(real_models, tmp_pat
 
     first, found, comments = run(home, body)
     assert first == (False, "new m_1")
-    assert found[1].startswith("m_2 [pref] 部署前先跑 make check"), found
-    assert comments[1].startswith("m_1 [pref] 以后代码注释都用英文"), comments
+    assert found[1].splitlines()[1].startswith('m_2 [pref] "部署前先跑 make check"'), found
+    assert comments[1].splitlines()[1].startswith('m_1 [pref] "以后代码注释都用英文"'), comments
     assert elapsed["search"] < 30, elapsed
 
 

@@ -112,11 +112,11 @@ def test_skill_queue_from_the_cli_and_the_mcp_tool(mnemoweave_home):
         return result.content[0].text
 
     assert "queued to learn" in tool(action="check", query="renew the TLS certificates")
-    assert tool(action="queue").splitlines() == [
-        "1. rotate the database credentials (asked 1x)",
-        "2. renew the TLS certificates (asked 1x)",
+    assert tool(action="queue").splitlines()[1:-1] == [
+        '1. "rotate the database credentials" (asked 1x)',
+        '2. "renew the TLS certificates" (asked 1x)',
     ]
-    assert tool(action="queue", name="2").startswith("closed renew the TLS certificates\n")
+    assert tool(action="queue", name="2").splitlines()[1] == 'closed "renew the TLS certificates"'
     closed = runner.invoke(cli, ["skill", "queue", "--done", "rotate the database credentials"])
     assert closed.stdout == (
         "closed 1. rotate the database credentials\nthe learning queue is empty\n"
