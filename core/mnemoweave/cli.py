@@ -152,7 +152,7 @@ def remember(
     elif result.action == "skipped":
         click.echo(f"nothing stored ({result.reason})")
     else:
-        click.echo(f"{result.action} {result.id}")
+        click.echo(result.line())
 
 
 @cli.command()
@@ -266,7 +266,7 @@ def list_(n: int, kind: str | None, project: str, status: str, as_json: bool) ->
 
 
 def _report(result: Any) -> None:
-    click.echo(f"{result.action} {result.id}" + (f" ({result.reason})" if result.reason else ""))
+    click.echo(result.line())
 
 
 @cli.command()

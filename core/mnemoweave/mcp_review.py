@@ -21,8 +21,6 @@ def review_answer(
     why: str,
 ) -> str:
     """`accepting`: summary, kind, title and replaces, as given (empty when not)."""
-    from .mcp_server import written_line  # the server's own line format
-
     edits = any(accepting.values()) or keep_both or scope != "card"
     if decision in ("propose", "apply"):
         if edits or why:
@@ -34,7 +32,7 @@ def review_answer(
     if decision == "reject":
         if edits:
             raise InvalidInput("summary, kind, title, scope, replaces and keep_both go with accept")
-        return written_line(engine.review(ref, "reject", why=why))
+        return engine.review(ref, "reject", why=why).line()
     if why:
         raise InvalidInput("why goes with reject")
     result = engine.review(
@@ -51,7 +49,7 @@ def review_answer(
         return f"{ref} held: {result.reason}"
     replaced = accepting["replaces"].strip()
     retired = f"; {replaced} superseded by {result.id}" if replaced else ""
-    return f"{ref} accepted: " + written_line(result) + retired
+    return f"{ref} accepted: " + result.line() + retired
 
 
 def _proposal(run: dict[str, Any]) -> str:

@@ -237,10 +237,6 @@ def _card_line(card: Any) -> str:
     )
 
 
-def written_line(result: Any) -> str:
-    return f"{result.action} {result.id}" + (f" ({result.reason})" if result.reason else "")
-
-
 def _check_replaceable(engine: Any, ref: str) -> None:
     record = engine.get(ref)
     if not ref.strip().startswith("m_") or getattr(record, "status", None) != "active":
@@ -325,7 +321,7 @@ def build(project: str | None = None) -> MemoryServer:
             )
             if result.action == "skipped":
                 return f"nothing stored ({result.reason})"
-            return written_line(result) + _supersede(engine, replaces, result.id)
+            return result.line() + _supersede(engine, replaces, result.id)
 
         return store.run("memory_remember", work)
 
@@ -356,7 +352,7 @@ def build(project: str | None = None) -> MemoryServer:
                 lines = [f"{m.id} [{m.kind}] {quote(clip(m.body, TEXT_WIDTH))}" for m in memories]
                 done = "trashed" if yes else "yes=true would trash"
                 return f"{done} {len(memories)}\n" + fenced(lines) if memories else "no match"
-            return written_line(engine.restore(id) if restore else engine.forget(id))
+            return (engine.restore(id) if restore else engine.forget(id)).line()
 
         return store.run("memory_forget", work)
 
@@ -397,9 +393,7 @@ def build(project: str | None = None) -> MemoryServer:
 
     @tool
     def memory_feedback(id: MemoryId, verdict: Literal["useful", "wrong", "outdated"]) -> str:
-        return store.run(
-            "memory_feedback", lambda engine: written_line(engine.feedback(id, verdict))
-        )
+        return store.run("memory_feedback", lambda engine: engine.feedback(id, verdict).line())
 
     @tool
     def memory_skill(

@@ -53,6 +53,11 @@ class Written:
             raise ValueError(f"a {self.action} write has no id")
         return self.id
 
+    def line(self) -> str:
+        """One line: what was done to which id, and why when there is a reason (a clash
+        with the command that settles it)."""
+        return f"{self.action} {self.id}" + (f" ({self.reason})" if self.reason else "")
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action, "id": self.id}
         if self.reason:

@@ -143,3 +143,15 @@ def test_accepting_a_card_writes_the_memory_and_the_decision_together(session, m
     monkeypatch.undo()
     written = session.review("c_1", "accept")
     assert [m.id for m in session.list_memories()] == [written.id]
+
+
+def test_remember_names_a_clash_in_plain_output(mnemoweave_home):
+    runner = CliRunner()
+
+    def run(*args):
+        return runner.invoke(cli, list(args), catch_exceptions=False).stdout
+
+    assert run("remember", "The upload timeout is 30 seconds.", "-p", "up") == "new m_1\n"
+    out = run("remember", "The upload timeout is 60 seconds.", "-p", "up")
+    assert out.startswith("new m_2 (conflicts with m_1") or out.startswith("new m_2 (updates m_1")
+    assert "`mnemoweave supersede m_1 m_2` retires m_1" in out
