@@ -98,4 +98,7 @@ def ui(open_browser: bool, port: int | None) -> None:
     if open_browser:
         import webbrowser
 
-        webbrowser.open(opened["login"])
+        if not webbrowser.open(opened["login"]):
+            click.echo(
+                "no browser could be opened here: open the sign-in URL above in one", err=True
+            )

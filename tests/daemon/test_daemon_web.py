@@ -123,3 +123,19 @@ def test_the_page_starts_a_daemon_when_none_runs(home):
             timeout=TIMEOUT,
         )
     assert not os.path.exists(home / "daemon.sock")
+
+
+def test_ui_open_without_a_browser_says_so_and_prints_the_url(daemon, tmp_path):
+    env = daemon_env(daemon.home) | {"BROWSER": str(tmp_path / "no-such-browser")}
+    for display in ("DISPLAY", "WAYLAND_DISPLAY"):
+        env.pop(display, None)
+    done = subprocess.run(
+        [sys.executable, "-m", "mnemoweave", "ui", "--open"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "/ui/#login=" in done.stdout.split()[-1]
+    assert "no browser could be opened here" in done.stderr
