@@ -5,10 +5,13 @@ line; a client gone away cancels the upstream request; other paths pass through.
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import signal
 import threading
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anthropic
 import httpx
@@ -185,3 +188,19 @@ def test_stopping_the_proxy_distills_what_is_pending(
     assert done.wait(30)
     cards = wait_for(lambda: daemon.call("GET", "/v1/cards"))
     assert [card["suggested_kind"] for card in cards] == ["pref"]
+
+
+@pytest.mark.parametrize("path", ["/v1/../../x", "/v1/%2e%2e/%2E%2E/x", "/v1/./models"])
+def test_a_path_with_dot_segments_is_refused_and_never_sent(
+    proxy: Proxy, upstream: Upstream, path: str
+) -> None:
+    address = urlsplit(proxy.url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+    try:  # http.client sends the path as written (httpx would resolve it first)
+        connection.request("GET", path, headers={"Authorization": f"Bearer {KEY}"})
+        answer = connection.getresponse()
+        status, body = answer.status, json.loads(answer.read())
+    finally:
+        connection.close()
+    assert status == 400 and body["error"]["type"] == "proxy_path"
+    assert upstream.requests == []

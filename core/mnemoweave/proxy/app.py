@@ -10,7 +10,8 @@ its path, a leading `/v1` dropped (the upstream URL is the API root with its ver
 an SDK's base URL is). Responses come back as they arrive, status and headers unchanged;
 a client that goes away closes the upstream request. Credentials (`Authorization`,
 `x-api-key`) are forwarded and never logged; the proxy's own token, when it has one, is
-the `X-Mnemoweave-Token` header, which is not forwarded.
+the `X-Mnemoweave-Token` header, which is not forwarded. A path with a "." or ".."
+segment is refused (400): nothing reaches above the upstream URL.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
+from urllib.parse import unquote
 
 import anyio
 import httpx
@@ -81,6 +83,12 @@ def forwarded(headers: list[tuple[bytes, bytes]], *drop: str) -> list[tuple[byte
     ]
 
 
+def climbs(raw_path: str) -> bool:
+    """Whether a request path has a "." or ".." segment (percent-encoded too): such a path
+    could reach above the upstream's root once an HTTP client resolves it."""
+    return any(segment in (".", "..") for segment in unquote(raw_path).split("/"))
+
+
 def create_app(settings: Settings) -> Starlette:
     """The proxy for `settings`; its httpx client lives as long as the app runs."""
     http = httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, trust_env=False)
@@ -106,6 +114,9 @@ def create_app(settings: Settings) -> Starlette:
                 },
                 401,
             )
+        if climbs(request.scope.get("raw_path", b"").decode("latin-1") or request.url.path):
+            message = "mnemoweave proxy: a path with . or .. segments is refused"
+            return JSONResponse({"error": {"message": message, "type": "proxy_path"}}, 400)
         api = APIS.get(subpath(request.url.path)) if request.method == "POST" else None
         if api is None:
             return await forward(request, request.stream())
