@@ -110,6 +110,9 @@ def _corpus() -> list[Secret]:
         said("github app token", "installation token §", "ghs_" + rand(36)),
         said("github fine-grained token", "GH_TOKEN: §", "github_pat_" + rand(82, ALNUM + "_")),
         said("gitlab token", "clone with § as the password", "glpat-" + rand(20, URLSAFE)),
+        said("gitlab token, short", "the runner registers with §", "glpat-" + rand(19, URLSAFE)),
+        said("bare base64 blob", "the signing key: § (keep it safe)", rand(43, B64) + "="),
+        said("a key's body line alone", "this line of the key fails to parse: §", rand(64, B64)),
         said("gitlab runner token", "register the runner with §", "glrt-" + rand(20, URLSAFE)),
         said("gitlab runner registration", "old runner token §", "GR1348941" + rand(20, URLSAFE)),
         said("ibm cloud iam key", 'ibm_cloud_iam_key = "§"', rand(44, URLSAFE)),
@@ -314,4 +317,6 @@ ORDINARY = [
     "password = None",
     "if not token: return",
     "session_token_ttl = 3600",
+    "HTTPServerRequest2ResponseAdapterV10 wraps the Mozilla5WindowsNT10Win64x64 agent",
+    "build for x86_64-unknown-linux-gnu2024Q3Build and iPhone15ProMaxBatteryCapacity4422mAh",
 ]

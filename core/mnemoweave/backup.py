@@ -88,8 +88,8 @@ def parse_recipients(given: list[str]) -> list[Any]:
         raise InvalidInput("give at least one --recipient: an age public key (age1...) or a file")
     found = []
     for item in given:
-        if item.startswith(PUBLIC_PREFIX):
-            found.append(_recipient(item, "--recipient"))
+        if item.startswith(PUBLIC_PREFIX) or item.strip().upper().startswith(SECRET_PREFIX):
+            found.append(_recipient(item.strip(), "--recipient"))  # a secret is never echoed
             continue
         path = Path(item).expanduser()
         if not path.is_file():

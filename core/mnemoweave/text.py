@@ -17,7 +17,7 @@ from .secrets import redact
 
 # --- privacy: what may be stored ----------------------------------------------------------
 
-_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
+_PRIVATE = re.compile(r"<\s*private\s*>.*?(?:<\s*/\s*private\s*>|\Z)", re.IGNORECASE | re.DOTALL)
 
 
 def drop_private(text: str) -> str:

@@ -265,6 +265,12 @@ def test_a_non_empty_target_and_bad_recipients_are_refused(engine, mnemoweave_ho
     ]:
         with pytest.raises(InvalidInput, match=why):
             backup(mnemoweave_home, tmp_path / "x.age", bad)
+    secret = next(
+        line for line in keyfile.read_text().splitlines() if line.startswith("AGE-SECRET-KEY-")
+    )
+    given = CliRunner().invoke(cli, ["backup", "--to", str(tmp_path / "x.age"), "-r", secret])
+    assert given.exit_code == 2 and "that is a secret key" in given.output
+    assert secret not in given.output and secret[16:30] not in given.output  # never echoed
     assert not (tmp_path / "x.age").exists()
     empty = tmp_path / "empty"
     empty.mkdir()  # an empty directory is a fine target

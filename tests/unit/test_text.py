@@ -106,6 +106,7 @@ def test_cleaning_cleaned_text_changes_nothing():
 def test_private_spans_are_dropped_even_unclosed():
     assert drop_private("a <private>b</private> c") == "a  c"
     assert drop_private("a <PRIVATE>\nb\n</Private> c <private>d") == "a  c "
+    assert drop_private("a <private >b</private > c < private>d< / private>e") == "a  c e"
     assert clean("<private>only this</private>") == ""
     assert clean("  \x00 keep <private>x</private>") == "keep"
 
