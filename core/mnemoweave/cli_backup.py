@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from .cli import UserError, _emit, _engine, _report, cli, json_option
-from .config import data_dir
+from .config import data_dir, use_data_dir
 from .model import counted
 
 
@@ -108,6 +108,7 @@ def restore(
         raise UserError("restoring a backup needs both --identity KEYFILE and --to DIR")
     from .backup import restore as run
 
+    use_data_dir(str(to.absolute()))  # what the restored store writes (caches) stays in it
     result = run(Path(what), identity, to)
     if as_json:
         _emit(result)

@@ -5,6 +5,7 @@ on real SQLite, ChromaDB (with the session's built models), pyrage and Debian's 
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import sqlite3
@@ -357,3 +358,28 @@ def test_a_backup_while_the_daemon_runs_and_writes(tmp_path_factory, tmp_path, k
         assert restored["counts"] == made["counts"] and restored["doctor"]["ok"]
     finally:
         assert daemon.stop() == 0
+
+
+def test_restore_to_a_new_dir_touches_nothing_else(engine, mnemoweave_home, tmp_path, keys):
+    keyfile, public = keys
+    engine.remember("以后代码注释都用英文", kind="pref")  # jieba reads it: its cache is written
+    engine.close()
+    out = tmp_path / "mw.age"
+    backup(mnemoweave_home, out, [public])
+    user = tmp_path / "user"
+    user.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "MNEMOWEAVE_HOME"} | {"HOME": str(user)}
+    target = tmp_path / "new"
+    done = subprocess.run(
+        [sys.executable, "-m", "mnemoweave", "restore", str(out), "--identity", str(keyfile)]
+        + ["--to", str(target), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WITHIN,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(user.iterdir()) == []  # no ~/.mnemoweave, no cache anywhere else
+    assert (target / "cache").is_dir()
+    checks = json.loads(done.stdout)["doctor"]["checks"]
+    assert str(user) not in json.dumps(checks)
