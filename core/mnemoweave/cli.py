@@ -336,6 +336,14 @@ def status(by: str | None, as_json: bool) -> None:
         found = data[f"memories_by_{by}"]
         click.echo(f"{by:<9} " + (", ".join(f"{k} {n}" for k, n in found.items()) or "none"))
     click.echo(f"pending   {counted(data['pending_cards'], 'card')} to review")
+    spool = data["spool"]
+    if spool["waiting"]:
+        click.echo(f"spool     {counted(spool['waiting'], 'payload')} waiting to be stored")
+    if spool["reserve"] is False:
+        click.echo(
+            "spool     its reserve for a full disk is used up (the disk filled, or no daemon "
+            "has run since): free space; the daemon makes it again"
+        )
     sizes = data["sizes"]
     click.echo(
         f"sizes     store {_megabytes(sizes['db_bytes'])}, vector index "

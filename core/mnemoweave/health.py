@@ -58,6 +58,7 @@ def status(engine: Engine) -> dict[str, Any]:
         "pending_cards": cards_table.pending_count(db, None),
         "retrieval": built_mode(engine.home, engine.config, engine.pm),
         "plugin_failures": dict(failures(engine.pm)),
+        "spool": _spool(engine.home),
         "data_dir": str(engine.home),
         "db_path": str(engine.db_path),
         "sizes": {
@@ -77,6 +78,18 @@ def status(engine: Engine) -> dict[str, Any]:
             "schema": names[-1] if names else None,
         },
     }
+
+
+def _spool(home: Path) -> dict[str, Any]:
+    """Payloads waiting in the spool, and whether its reserve for a full disk is there
+    (None: no spool yet)."""
+    from .hook import RESERVE, SPOOL
+
+    folder = home / SPOOL
+    if not folder.is_dir():
+        return {"waiting": 0, "reserve": None}
+    waiting = sum(1 for p in folder.glob("*.json") if not p.name.startswith("."))
+    return {"waiting": waiting, "reserve": (folder / RESERVE).is_file()}
 
 
 def _models_check(engine: Engine) -> Check:

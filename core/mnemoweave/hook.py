@@ -81,11 +81,16 @@ def _kept(payload: Any) -> Any:
     return kept
 
 
+RESERVE = ".reserve"  # spool/.reserve: room kept for a payload when the disk fills up
+RESERVE_BYTES = 1 << 20  # enough for hundreds of spooled prompts and the log lines
+
+
 def spool(where: str | PathLike[str], host: str, event: str, payload: Any) -> Path:
     """Keep a payload the daemon did not take (0600), for the daemon to replay: of a tool
     call only what is kept of it (TOOL_KEPT), every string cleaned as stored text is
-    (secrets redacted, private spans dropped)."""
-    import json
+    (secrets redacted, private spans dropped). On a full disk the spool's reserve is given
+    up for it (and the log says so); a write that fails leaves no partial file."""
+    import errno
     from pathlib import Path
 
     with_site()  # cleaning may read the secret detectors' package
@@ -93,13 +98,64 @@ def spool(where: str | PathLike[str], host: str, event: str, payload: Any) -> Pa
 
     folder = Path(where) / SPOOL
     folder.mkdir(parents=True, exist_ok=True)
-    name = f"{time.time_ns()}-{os.getpid()}.json"
     record = {"host": host, "event": event, "payload": clean_all(_kept(payload))}
-    fd = os.open(folder / f".{name}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(record, out, ensure_ascii=False)
-    os.replace(folder / f".{name}", folder / name)  # whole files only
+    try:
+        return _spooled(folder, record)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or not _give_up_reserve(folder):
+            raise
+    log(where, "the disk is full: the spool's reserve was freed to keep a payload; free space")
+    return _spooled(folder, record)
+
+
+def _spooled(folder: Path, record: dict[str, Any]) -> Path:
+    import json
+
+    name = f"{time.time_ns()}-{os.getpid()}.json"
+    partial = folder / f".{name}"
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(record, out, ensure_ascii=False)
+        os.replace(partial, folder / name)  # whole files only
+    except OSError:
+        partial.unlink(missing_ok=True)
+        raise
     return folder / name
+
+
+def _give_up_reserve(folder: Path) -> bool:
+    try:
+        os.unlink(folder / RESERVE)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def keep_reserve(where: str | PathLike[str]) -> bool:
+    """Make the spool's reserve (RESERVE_BYTES written, not a sparse file) when it is
+    missing; whether it is there. The daemon does it when it starts and after a replay."""
+    from pathlib import Path
+
+    folder = Path(where) / SPOOL
+    reserve = folder / RESERVE
+    try:
+        if reserve.stat().st_size >= RESERVE_BYTES:
+            return True
+    except FileNotFoundError:
+        pass
+    partial = folder / f"{RESERVE}.partial"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(partial, "wb") as out:
+            out.write(bytes(RESERVE_BYTES))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(partial, reserve)
+    except OSError:
+        partial.unlink(missing_ok=True)
+        return False
+    return True
 
 
 HOOK_ROUTE = "/v1/hooks/{host}/{event}"

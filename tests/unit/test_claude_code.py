@@ -376,3 +376,48 @@ def test_doctor_warns_when_the_plugin_and_a_settings_install_are_both_active(tmp
     user.write_text(json.dumps({"enabledPlugins": {"mnemoweave@local": True}}))
     (warning,) = json.loads(runner.invoke(cli, ["doctor", "--json"]).output)["warnings"]
     assert "both installed" in warning and "--scope project" in warning
+
+
+def test_a_full_disk_spends_the_reserve_on_a_payload_and_leaves_no_partial_file(
+    engine, monkeypatch
+):
+    import os
+
+    from mnemoweave import hook
+    from mnemoweave.daemon.spool import replay_spool
+
+    folder = engine.home / hook.SPOOL
+    assert hook.keep_reserve(engine.home) and (folder / hook.RESERVE).stat().st_size > 0
+    real = os.fdopen
+    # the disk has no room but what the reserve holds
+    monkeypatch.setattr(
+        os, "fdopen", _disk_full(real, room=lambda: not (folder / hook.RESERVE).exists())
+    )
+    prompt = payload("UserPromptSubmit", prompt="remember to bump the chart version")
+    path = hook.spool(engine.home, "claude-code", "UserPromptSubmit", prompt)
+    assert json.loads(path.read_text())["payload"]["prompt"] == prompt["prompt"]
+    assert sorted(p.name for p in folder.iterdir()) == [path.name]  # no partial file
+    log = (engine.home / "logs" / "hooks.log").read_text()
+    assert "the disk is full: the spool's reserve was freed" in log
+    assert engine.status()["spool"] == {"waiting": 1, "reserve": False}
+    monkeypatch.setattr(os, "fdopen", _disk_full(real, room=lambda: False))
+    with pytest.raises(OSError):  # no reserve left: the hook's caller logs it
+        hook.spool(engine.home, "claude-code", "UserPromptSubmit", prompt)
+    assert sorted(p.name for p in folder.iterdir()) == [path.name]
+    monkeypatch.setattr(os, "fdopen", real)
+    assert replay_spool(engine) == 1  # stored, and the reserve made again
+    assert engine.status()["spool"] == {"waiting": 0, "reserve": True}
+    assert [row[0] for row in engine.db.execute("SELECT text FROM turns")] == [prompt["prompt"]]
+
+
+def _disk_full(real, room):
+    """os.fdopen whose files cannot be written while `room()` is false."""
+    import errno
+
+    def fdopen(fd, *args, **kwargs):
+        opened = real(fd, *args, **kwargs)
+        if not room():
+            opened.write = lambda data: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full"))
+        return opened
+
+    return fdopen

@@ -3,7 +3,8 @@ after answering), kept as files under `spool/` (0600, cleaned as stored text is)
 stored, never woven, when the daemon starts, right after a hook it serves finds the spool
 non-empty (off the hook's own path: the transcript follower's worker does it), and every
 few seconds while it is quiet. Turn keys make a payload stored once, however often it is
-replayed."""
+replayed. `spool/.reserve` (hook.RESERVE_BYTES) is room kept for a full disk: a hook that
+cannot spool frees it and spools, and the daemon makes it again when there is space."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 
 from .. import adapters
 from ..errors import MnemoweaveError
-from ..hook import SPOOL
+from ..hook import SPOOL, keep_reserve
 from ..store.damage import StoreDamaged
 
 log = logging.getLogger("mnemoweave.daemon")
@@ -30,7 +31,9 @@ def spooled(home: Path) -> bool:
 
 
 def replay_spool(engine: Any) -> int:
-    """Store what hooks spooled, oldest first; returns how many payloads were replayed."""
+    """Store what hooks spooled, oldest first; returns how many payloads were replayed.
+    The spool's reserve (room for payloads on a full disk) is made again first."""
+    keep_reserve(engine.home)
     folder = engine.home / SPOOL
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n[0] != ".")
