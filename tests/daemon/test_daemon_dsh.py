@@ -65,7 +65,7 @@ def test_a_step_gets_the_weave_and_the_turn_is_stored(daemon, tmp_path):
         ("user", "How often do uploads retry?"),
         ("assistant", "Three times, with backoff."),
     ]
-    assert not (daemon.home / "spool").exists() or not os.listdir(daemon.home / "spool")
+    assert not list((daemon.home / "spool").glob("*.json"))
     turns = daemon.call("GET", "/v1/turns?session=session-e2e-1")
     assert {t["project"] for t in turns} == {str(repo)}  # the git root of the session's cwd
 
@@ -106,7 +106,7 @@ def test_what_the_bridge_spooled_is_stored_when_a_daemon_starts(home, tmp_path):
         answer="Noted: releases branch on Thursdays.",
     )
     assert out == {"injected": [], "step": ["The release branch is cut on Thursdays."]}
-    names = sorted(os.listdir(home / "spool"))
+    names = sorted(p.name for p in (home / "spool").glob("*.json"))
     assert [json.loads((home / "spool" / n).read_text())["event"] for n in names] == [
         "session-start",
         "pre-step",
