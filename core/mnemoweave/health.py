@@ -14,7 +14,7 @@ from . import __version__, indexing, private, text
 from .plugins import failures
 from .retrieve import built_mode
 from .store import cards as cards_table
-from .store import damage, fts
+from .store import damage, fts, quarantine
 from .store import memories as memories_table
 from .store import skills as skills_table
 from .store import turns as turns_table
@@ -167,6 +167,21 @@ def _integrity_check(engine: Engine) -> Check:
     return Check("store integrity", False, detail)
 
 
+def _decodable_check(engine: Engine, repair: bool) -> Check:
+    """Rows whose text is not valid UTF-8 (no command can read them); with `repair`, moved
+    aside into quarantine/ (see store/quarantine.py)."""
+    found = quarantine.undecodable(engine.db)
+    if not found:
+        return Check("readable rows", True, "every row's text is valid UTF-8")
+    ids = ", ".join(f"{table[0]}_{i}" for table, rows in found.items() for i in rows)
+    if not repair:
+        detail = f"not valid UTF-8: {ids}; run `mnemoweave doctor --repair` to move them aside"
+        return Check("readable rows", False, detail)
+    moved = quarantine.quarantine(engine.db, engine.home, found)
+    where = engine.home / quarantine.FOLDER
+    return Check("readable rows", True, f"{len(moved)} moved to {where} (not valid UTF-8: {ids})")
+
+
 def doctor(engine: Engine, repair: bool = False) -> list[Check]:
     """Run every check; with `repair`, fix what can be fixed (the indexes, file modes)."""
     integrity = _integrity_check(engine)  # opening creates the data dir
@@ -190,6 +205,7 @@ def doctor(engine: Engine, repair: bool = False) -> list[Check]:
             f"applied {len(have)}/{len(wanted)}: {have[-1] if have else 'none'}",
         )
     )
+    checks.append(_decodable_check(engine, repair))
     for table, module in (("memories", memories_table), ("turns", turns_table)):
         missing, extra = fts.missing_and_extra(db, table)
         if (missing or extra) and repair:

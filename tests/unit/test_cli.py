@@ -1,10 +1,12 @@
 import json
 import os
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from mnemoweave.cli import cli
+from mnemoweave.store.db import DB_NAME
 
 
 @pytest.fixture
@@ -192,3 +194,31 @@ def test_redact_prints_what_would_be_stored(run):
         "n": [1, None, {"text": "ok"}],
     }
     assert run("redact", "--json", input="not json").exit_code == 2
+
+
+def test_doctor_finds_undecodable_rows_and_repair_moves_them_aside(run, tmp_path):
+    import sqlite3
+
+    home = Path(os.environ["MNEMOWEAVE_HOME"])
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        '{"session": "s", "role": "user", "text": "the first turn"}\n'
+        '{"session": "s", "role": "user", "text": "the upload limit is 50 MB"}\n'
+    )
+    assert as_json(run("import", str(source), "--json"))["turns"] == 2
+    run("remember", "a memory that stays readable")
+    with sqlite3.connect(home / DB_NAME) as db:  # damaged bytes
+        db.execute("UPDATE turns SET text = CAST(X'7468659fff2066697273' AS TEXT) WHERE id = 1")
+    broken = run("get", "t_1")  # what every command met before
+    assert broken.exit_code != 0, broken.output
+    found = json.loads(run("doctor", "--json").output)
+    (check,) = [c for c in found["checks"] if c["name"] == "readable rows"]
+    assert not found["ok"] and not check["ok"] and "t_1" in check["detail"]
+    repaired = as_json(run("doctor", "--repair", "--json"))
+    assert repaired["ok"] is True
+    (kept,) = (home / "quarantine").glob("*.json")
+    assert kept.name == "turns-1.json" and kept.stat().st_mode & 0o777 == 0o600
+    assert "upload limit" in run("get", "t_2").output
+    assert run("export", str(tmp_path / "out")).exit_code == 0
+    assert run("search", "upload limit", "--in", "turns").exit_code == 0
+    assert run("get", "t_1").exit_code == 2  # gone from the store, kept aside
