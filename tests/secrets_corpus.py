@@ -319,4 +319,6 @@ ORDINARY = [
     "session_token_ttl = 3600",
     "HTTPServerRequest2ResponseAdapterV10 wraps the Mozilla5WindowsNT10Win64x64 agent",
     "build for x86_64-unknown-linux-gnu2024Q3Build and iPhone15ProMaxBatteryCapacity4422mAh",
+    "session ses_5b1a0c36affeK1nQ0d9zWm3Xy7, message msg_a4F9qL2xZ8mN3pR7tV1wK6yB",
+    "the tool call toolu_01XyZ9aB3cD5eF7gH9iJ1kL3 failed",
 ]

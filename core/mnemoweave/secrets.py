@@ -274,7 +274,11 @@ _KEYISH = re.compile(r"[0-9A-Z]")
 # `HTTPServerRequest2ResponseAdapterV10` or `Mozilla5WindowsNT10Win64x64` switch at most
 # 45 in 100), with an entropy of at least BARE_ENTROPY bits a character. Of random base64
 # strings that catches 91% at 24 characters, 98% at 32 and all but 1 in 500 at 64.
+# Ids with a type prefix (`ses_…`, `msg_…`, `toolu_…`, `call_…`) are random too, and hosts
+# send them in every payload: such a run is left alone (token prefixes that are secrets,
+# `ghp_`, `hf_`, `sk_live_`, …, have rules of their own above).
 BARE_RUN = 24
+_TYPED_ID = re.compile(r"[a-z]{2,8}_")
 BARE_SWITCHES = 0.46
 BARE_ENTROPY = 4.0
 _CLASSES = (re.compile(r"[A-Z]"), re.compile(r"[a-z]"), re.compile(r"[0-9]"))
@@ -335,7 +339,7 @@ class _Library:
 
     def _bare_key(self, run: str) -> bool:
         """A run without quotes random enough to be a key (see BARE_RUN)."""
-        if not all(kind.search(run) for kind in _CLASSES):
+        if _TYPED_ID.match(run) or not all(kind.search(run) for kind in _CLASSES):
             return False
         classes = ["".join(k.pattern for k in _CLASSES if k.match(c)) for c in run]
         switched = sum(a != b for a, b in itertools.pairwise(classes))
