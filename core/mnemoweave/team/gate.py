@@ -3,8 +3,9 @@
 The Chroma server the `chromadb` package ships (`chroma run`, Rust, 1.x) has no token
 authentication of its own (its auth hook is a no-op), so this runs `chroma run` on a
 private loopback port and serves a small gate in front of it: every request must carry the
-team token (`Authorization: Bearer TOKEN` or `X-Chroma-Token`, compared in constant time),
-is then forwarded (without the token), and gets Chroma's answer. In production the same
+team token (`Authorization: Bearer TOKEN` or `X-Chroma-Token`, compared in constant time)
+and a `Content-Length` of at most MAX_BODY, both checked before any of its body is read;
+it is then forwarded (without the token), and gets Chroma's answer. In production the same
 role falls to a TLS-terminating proxy (see the README); members only need `team_url`.
 """
 
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import hmac
 import http.client
+import json
 import logging
+import re
 import shutil
 import signal
 import socket
@@ -32,6 +35,7 @@ STOP_WITHIN = 10.0
 FORWARD_TIMEOUT = 60.0
 HOP = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "host"}
 SECRET = {"authorization", "x-chroma-token"}
+MAX_BODY = 16 << 20  # bytes: a sync sends at most 50 records (about 1 MB) a request
 
 
 def token_ok(headers: Any, token: str) -> bool:
@@ -48,11 +52,23 @@ class _Gate(BaseHTTPRequestHandler):
     timeout = 30
 
     def _forward(self) -> None:
-        size = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(size) if size else None
+        """The token, then the body's declared length, are checked before a byte of the
+        body is read; a refused request closes its connection (its body is never read)."""
         if not token_ok(self.headers, self.server.token):
-            self._answer(401, {"Content-Type": "application/json"}, b'{"error":"Unauthorized"}')
+            self._refuse(401, "Unauthorized")
             return
+        given = self.headers.get("Content-Length")
+        if self.headers.get("Transfer-Encoding"):
+            self._refuse(411, "send the body with a Content-Length")
+            return
+        if given is not None and not re.fullmatch(r"[0-9]{1,12}", given.strip()):
+            self._refuse(400, "Content-Length is not a length")
+            return
+        size = int(given or 0)
+        if size > MAX_BODY:
+            self._refuse(413, f"the body is over {MAX_BODY} bytes")
+            return
+        body = self.rfile.read(size) if size else None
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP | SECRET}
         upstream = http.client.HTTPConnection("127.0.0.1", self.server.inner, FORWARD_TIMEOUT)
         try:
@@ -66,6 +82,11 @@ class _Gate(BaseHTTPRequestHandler):
             self._answer(502, {"Content-Type": "application/json"}, f'{{"error":"{exc}"}}'.encode())
         finally:
             upstream.close()
+
+    def _refuse(self, status: int, error: str) -> None:
+        self.close_connection = True
+        data = json.dumps({"error": error}).encode()
+        self._answer(status, {"Content-Type": "application/json", "Connection": "close"}, data)
 
     def _answer(self, status: int, headers: dict[str, str], data: bytes) -> None:
         self.send_response(status)
