@@ -10,6 +10,7 @@ failed write), and the daemon, `doctor --repair` and `reindex` mend any gap.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import sqlite3
@@ -101,6 +102,22 @@ class TurnDraft:
         )
 
 
+def check_identifier(value: str, name: str) -> str:
+    """An id (a session, host, key or project) as given, refused when it holds a secret:
+    ids are stored, indexed and logged as they are, so one is never redacted into another
+    (the value is not repeated in the error)."""
+    if value and _holds_secret(value):
+        raise InvalidInput(f"the {name} holds what looks like a secret: refused, nothing stored")
+    return value
+
+
+@functools.lru_cache(maxsize=1024)  # a session's, a host's and a project's ids recur
+def _holds_secret(value: str) -> bool:
+    from .secrets import redact
+
+    return redact(value) != value
+
+
 def check_importance(value: int) -> int:
     if not 1 <= value <= 5:
         raise InvalidInput(f"importance must be between 1 and 5, got {value}")
@@ -136,7 +153,7 @@ def draft_memory(
         title=bounded(title) if title else _title_from(body),
         body=body,
         tags=tuple(dict.fromkeys(t for t in (clean(tag) for tag in tags) if t)),
-        project=project_name(project),
+        project=check_identifier(project_name(project), "project"),
         importance=importance,
         evidence=tuple(evidence),
         origin=origin,
@@ -164,13 +181,13 @@ def draft_turn(
     if not body:
         return None
     return TurnDraft(
-        session.strip(),
+        check_identifier(session.strip(), "session id"),
         role,
         body,
         ts,
-        (host or "").strip(),
-        project_name(project),
-        key or fingerprint(session.strip(), role, ts, body),
+        check_identifier((host or "").strip(), "host"),
+        check_identifier(project_name(project), "project"),
+        check_identifier(key, "turn key") if key else fingerprint(session.strip(), role, ts, body),
     )
 
 

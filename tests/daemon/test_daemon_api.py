@@ -176,12 +176,22 @@ def test_daemon_state_and_openapi(shared_daemon):
         ("GET", "/v1/turns?start=inf", None, 400, "start: expected number or null, got inf"),
         ("POST", "/v1/memories", {"text": "x", "project": "p" * 1000}, 400,
          "a project name is at most 512 characters, got 1000"),
+        ("POST", "/v1/turns", {"session": "ghp_" + "Zq8vXc4LmN8pQ2" * 3, "role": "user",
+         "text": "x"}, 400, "the session id holds what looks like a secret"),
+        ("POST", "/v1/turns", {"session": "s", "role": "user", "text": "x", "key":
+         "k-AKIAIOSFODNN7EXAMPLE"}, 400, "the turn key holds what looks like a secret"),
+        ("POST", "/v1/turns", {"session": "s", "role": "user", "text": "x", "host":
+         "h glpat-" + "a1B2c3D4e5" * 2}, 400, "the host holds what looks like a secret"),
+        ("POST", "/v1/memories", {"text": "x", "project": "https://u:hunter2pass@git.example/r"},
+         400, "the project holds what looks like a secret"),
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_clearly(shared_daemon, method, path, body, status, words):
     got, message = refused(shared_daemon, method, path, body)
     assert got == status and words in message, message
     assert "Traceback" not in message and "\n" not in message
+    if "secret" in words:  # a refused secret is not repeated
+        assert not any(v in message for v in body.values() if len(v) > 1)
 
 
 def test_malformed_json_body(shared_daemon):
