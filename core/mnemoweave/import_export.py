@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from . import file_formats
 from .errors import InvalidInput
-from .model import Memory, Turn
+from .model import Memory, Turn, check_importance
 from .store import memories as memories_table
 from .store import turns as turns_table
-from .writes import check_importance, draft_memory, draft_of
+from .writes import draft_memory, draft_of
 
 if TYPE_CHECKING:
     from .engine import Engine

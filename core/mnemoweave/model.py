@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
 from .errors import InvalidInput
+from .secrets import holds_secret
 
 MEMORY_KINDS = ("pref", "pers", "skill", "mission", "conclusion", "fact")
 ROLES = ("user", "assistant", "tool")
@@ -32,10 +33,26 @@ def check_kind(kind: str) -> str:
     return kind
 
 
+def check_importance(value: int) -> int:
+    if not 1 <= value <= 5:
+        raise InvalidInput(f"importance must be between 1 and 5, got {value}")
+    return value
+
+
 def check_role(role: str) -> str:
     if role not in ROLES:
         raise InvalidInput(f"unknown role {role!r}; use one of: {', '.join(ROLES)}")
     return role
+
+
+def check_identifier(value: str, name: str, separator: str = "") -> str:
+    """An id (a session, host, key or project) as given, refused when it holds a secret
+    (a key is checked a part at a time: `host:session:message`); the value is not
+    repeated in the error."""
+    parts = value.split(separator) if separator else [value]
+    if value and any(holds_secret(part) for part in parts):
+        raise InvalidInput(f"the {name} holds what looks like a secret: refused, nothing stored")
+    return value
 
 
 _TIME_FIELDS = {"ts", "created", "updated", "last_access", "deleted_at", "decided"}

@@ -2,15 +2,12 @@
 
 Everything is checked before the write transaction opens, so bad input changes nothing;
 memories are embedded before it too (their duplicates are judged by their vectors), turns
-after it (no vector decides anything about a turn), so the write lock is held for SQLite
-work only. The vector index is
-derived: it is updated after the commit (a failure there does not make a stored row a
-failed write), and the daemon, `doctor --repair` and `reindex` mend any gap.
+after it, so the write lock is held for SQLite work only. The vector index is derived: it
+is updated after the commit, and the daemon, `doctor --repair` and `reindex` mend any gap.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import logging
 import sqlite3
@@ -22,7 +19,16 @@ from typing import TYPE_CHECKING, Any
 from . import capsule
 from .config import Config
 from .errors import InvalidInput, NotFound
-from .model import Classification, Memory, Turn, check_kind, check_role, check_time
+from .model import (
+    Classification,
+    Memory,
+    Turn,
+    check_identifier,
+    check_importance,
+    check_kind,
+    check_role,
+    check_time,
+)
 from .scope import project_name
 from .store import audit
 from .store import memories as memories_table
@@ -55,8 +61,7 @@ class Written:
         return self.id
 
     def line(self) -> str:
-        """One line: what was done to which id, and why when there is a reason (a clash
-        with the command that settles it)."""
+        """One line: what was done to which id, and why (a clash and its command)."""
         return f"{self.action} {self.id}" + (f" ({self.reason})" if self.reason else "")
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,28 +105,6 @@ class TurnDraft:
         return Turn(
             self.session, self.role, self.text, self.ts, self.host, self.project, self.key, **stored
         )
-
-
-def check_identifier(value: str, name: str) -> str:
-    """An id (a session, host, key or project) as given, refused when it holds a secret:
-    ids are stored, indexed and logged as they are, so one is never redacted into another
-    (the value is not repeated in the error)."""
-    if value and _holds_secret(value):
-        raise InvalidInput(f"the {name} holds what looks like a secret: refused, nothing stored")
-    return value
-
-
-@functools.lru_cache(maxsize=1024)  # a session's, a host's and a project's ids recur
-def _holds_secret(value: str) -> bool:
-    from .secrets import redact
-
-    return redact(value) != value
-
-
-def check_importance(value: int) -> int:
-    if not 1 <= value <= 5:
-        raise InvalidInput(f"importance must be between 1 and 5, got {value}")
-    return value
 
 
 def _title_from(body: str, limit: int = 60) -> str:
@@ -187,7 +170,7 @@ def draft_turn(
         ts,
         check_identifier((host or "").strip(), "host"),
         check_identifier(project_name(project), "project"),
-        check_identifier(key, "turn key") if key else fingerprint(session.strip(), role, ts, body),
+        check_identifier(key or fingerprint(session.strip(), role, ts, body), "turn key", ":"),
     )
 
 
