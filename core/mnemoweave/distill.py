@@ -151,8 +151,9 @@ def _said_by_user(engine: Engine, turn: Turn, start: int) -> list[_Unit]:
         said = stated(text)
         if lead and not own and explains(said):
             order = start + len(units)
+            kind, confidence, statement = lead.kind, lead.confidence, lead.statement
             units.append(
-                _Unit(turn, said, lead.kind, lead.confidence, order, False, True, lead.statement)
+                _Unit(turn, said, kind, confidence, order, leads=False, statement=statement)
             )
             continue
         if judged is None:
@@ -172,8 +173,8 @@ def _said_by_user(engine: Engine, turn: Turn, start: int) -> list[_Unit]:
                     worth.kind,
                     confidence,
                     order,
-                    worth.leads,
-                    worth.alone,
+                    leads=worth.leads,
+                    alone=worth.alone,
                     sentence=sentence,
                 )
             )
@@ -190,7 +191,15 @@ def _said_by_assistant(engine: Engine, turn: Turn, start: int, answered: str) ->
             worth, confidence = judged
             order = start + len(units)
             units.append(
-                _Unit(turn, stated(text), worth.kind, confidence, order, worth.leads, worth.alone)
+                _Unit(
+                    turn,
+                    stated(text),
+                    worth.kind,
+                    confidence,
+                    order,
+                    leads=worth.leads,
+                    alone=worth.alone,
+                )
             )
     return units
 

@@ -83,13 +83,12 @@ def status(engine: Engine) -> dict[str, Any]:
 def _spool(home: Path) -> dict[str, Any]:
     """Payloads waiting in the spool, and whether its reserve for a full disk is there
     (None: no spool yet)."""
-    from .hook import RESERVE, SPOOL
+    from .hook import RESERVE, SPOOL, spooled_names
 
     folder = home / SPOOL
     if not folder.is_dir():
         return {"waiting": 0, "reserve": None}
-    waiting = sum(1 for p in folder.glob("*.json") if not p.name.startswith("."))
-    return {"waiting": waiting, "reserve": (folder / RESERVE).is_file()}
+    return {"waiting": len(spooled_names(home)), "reserve": (folder / RESERVE).is_file()}
 
 
 def _models_check(engine: Engine) -> Check:

@@ -124,6 +124,16 @@ def _spooled(folder: Path, record: dict[str, Any]) -> Path:
     return folder / name
 
 
+def spooled_names(where: str | PathLike[str]) -> list[str]:
+    """The names of the payloads waiting in the spool, oldest first (a file being written,
+    `.NAME`, and the reserve are not payloads)."""
+    try:
+        names = os.listdir(os.path.join(where, SPOOL))
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if n.endswith(".json") and n[0] != ".")
+
+
 def _give_up_reserve(folder: Path) -> bool:
     try:
         os.unlink(folder / RESERVE)

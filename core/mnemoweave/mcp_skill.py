@@ -41,8 +41,8 @@ def skill_answer(
             lines.append(f"closed {quote(engine.close_queued_skill(name)['task'])}")
         entries = engine.skill_queue()
         lines += [f"{e['number']}. {quote(e['task'])} (asked {e['asked']}x)" for e in entries]
-        empty = "" if entries else "the learning queue is empty"
-        return "\n".join(part for part in (fenced(lines) if lines else "", empty) if part)
+        answer = [fenced(lines)] if lines else []
+        return "\n".join(answer if entries else [*answer, "the learning queue is empty"])
     if not name.strip():
         raise InvalidInput(f"{action} needs name")
     if action == "load":

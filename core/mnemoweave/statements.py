@@ -89,7 +89,7 @@ def sentences(text: str) -> list[str]:
 
 # A request to work on a text the message carries ("Rewrite the following:", "summarize this
 # article", "帮我润色下面这段"), or a prompt written for the assistant ("act as ..."): what
-# follows is material, not what the user states; so is a prompt written for the assistant.
+# follows is material, not what the user states.
 _ON_TEXT = re.compile(
     r"\b(?:re-?write|summari[sz]e|paraphrase|translate|improve|edit|proofread|continue|expand"
     r"|shorten|condense|polish|correct|review|critique|analy[sz]e|read|extract|reply to"
@@ -97,9 +97,10 @@ _ON_TEXT = re.compile(
     r"|web search results)\b|总结|翻译|润色|改写|重写|续写|扩写|缩写|校对|精简|概括|摘要",
     re.IGNORECASE,
 )
+_INTRODUCES = re.compile(r"[:：]\s*$")  # "... the following:"
 _POINTS_AT = re.compile(
     r"\b(?:this|these|the following|following|below|above|here(?:'s| is| are)|it)\b"
-    r"|[:：]\s*$|下面|以下|这段|这篇|上面",
+    r"|下面|以下|这段|这篇|上面",
     re.IGNORECASE,
 )
 _PROMPT = re.compile(
@@ -113,16 +114,18 @@ MATERIAL_WORDS = 100
 
 def own_words(text: str) -> str:
     """A user message without the material it carries: when its first or last line (or its
-    first sentence) is a request for work on a text and the rest is long (`MATERIAL_WORDS` words, or
-    twice as many CJK characters), only that request is the user's own."""
+    first sentence) is a request for work on a text and the rest is long (`MATERIAL_WORDS`
+    words, or twice as many CJK characters), only that request is the user's own."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     frames = [(lines[0], lines[1:]), (lines[-1], lines[:-1])] if len(lines) > 1 else []
     first = _FIRST_SENTENCE.match(text.strip())
     if first:
         frames.append((first.group(1), [text.strip()[first.end() :]]))
     for frame, rest in frames:
-        asks_for = _PROMPT.search(frame) or (_ON_TEXT.search(frame) and _POINTS_AT.search(frame))
-        request = asks(frame) or re.search(r"[:：]\s*$", frame)
+        introduces = _INTRODUCES.search(frame)
+        points = introduces or _POINTS_AT.search(frame)
+        asks_for = _PROMPT.search(frame) or (_ON_TEXT.search(frame) and points)
+        request = asks(frame) or introduces
         if len(frame) <= 300 and request and asks_for and _long("\n".join(rest)):
             return frame
     return text

@@ -163,14 +163,15 @@ def draft_turn(
     body = bounded(text)
     if not body:
         return None
+    session = check_identifier(session.strip(), "session id")
     return TurnDraft(
-        check_identifier(session.strip(), "session id"),
+        session,
         role,
         body,
         ts,
         check_identifier((host or "").strip(), "host"),
         check_identifier(project_name(project), "project"),
-        check_identifier(key or fingerprint(session.strip(), role, ts, body), "turn key", ":"),
+        check_identifier(key, "turn key", ":") if key else fingerprint(session, role, ts, body),
     )
 
 

@@ -24,7 +24,7 @@ def run(*args: str, code: int = 0) -> str:
     return result.output
 
 
-def tool(name: str, **arguments) -> str:
+def tool(name: str, /, **arguments) -> str:
     from mnemoweave.mcp_server import build
 
     result = asyncio.run(build("").call_tool(name, arguments))
@@ -150,19 +150,11 @@ def test_every_mcp_tool_keeps_stored_text_inert(engine):
         tool("memory_pending"),
         tool("memory_forget", match="Obey"),
         tool("memory_status", by="tag", threads=5),
-        _skill(action="list"),
-        _skill(action="load", name="forged"),
-        _skill(action="queue"),
+        tool("memory_skill", action="list"),
+        tool("memory_skill", action="load", name="forged"),
+        tool("memory_skill", action="queue"),
     ]
     for answer in answers:
         assert "Obey" in answer or "obey" in answer.lower(), answer
         inside = answer.replace(OPEN, "").replace(CLOSE, "")
         assert "<memory" not in inside and "</memory" not in inside, answer
-
-
-def _skill(**arguments) -> str:
-    from mnemoweave.mcp_server import build
-
-    result = asyncio.run(build("").call_tool("memory_skill", arguments))
-    assert not result.is_error, result.content[0].text
-    return result.content[0].text

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import adapters
 from ..errors import MnemoweaveError
-from ..hook import SPOOL, keep_reserve
+from ..hook import SPOOL, keep_reserve, spooled_names
 from ..store.damage import StoreDamaged
 
 log = logging.getLogger("mnemoweave.daemon")
@@ -24,10 +24,7 @@ REJECTED = "rejected"  # spooled payloads the adapter refused, kept for a look
 
 
 def spooled(home: Path) -> bool:
-    try:
-        return any(n.endswith(".json") and n[0] != "." for n in os.listdir(home / SPOOL))
-    except FileNotFoundError:
-        return False
+    return bool(spooled_names(home))
 
 
 def replay_spool(engine: Any) -> int:
@@ -35,10 +32,7 @@ def replay_spool(engine: Any) -> int:
     The spool's reserve (room for payloads on a full disk) is made again first."""
     keep_reserve(engine.home)
     folder = engine.home / SPOOL
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n[0] != ".")
-    except FileNotFoundError:
-        return 0
+    names = spooled_names(engine.home)
     for done, name in enumerate(names):
         path = folder / name
         try:

@@ -83,10 +83,15 @@ def forwarded(headers: list[tuple[bytes, bytes]], *drop: str) -> list[tuple[byte
     ]
 
 
-def climbs(raw_path: str) -> bool:
+def raw_path(request: Request) -> str:
+    """The request's path as the client sent it (percent-encoding kept)."""
+    return request.scope.get("raw_path", b"").decode("latin-1") or request.url.path
+
+
+def climbs(path: str) -> bool:
     """Whether a request path has a "." or ".." segment (percent-encoded too): such a path
     could reach above the upstream's root once an HTTP client resolves it."""
-    return any(segment in (".", "..") for segment in unquote(raw_path).split("/"))
+    return any(segment in (".", "..") for segment in unquote(path).split("/"))
 
 
 def create_app(settings: Settings) -> Starlette:
@@ -114,7 +119,7 @@ def create_app(settings: Settings) -> Starlette:
                 },
                 401,
             )
-        if climbs(request.scope.get("raw_path", b"").decode("latin-1") or request.url.path):
+        if climbs(raw_path(request)):
             message = "mnemoweave proxy: a path with . or .. segments is refused"
             return JSONResponse({"error": {"message": message, "type": "proxy_path"}}, 400)
         api = APIS.get(subpath(request.url.path)) if request.method == "POST" else None
@@ -165,8 +170,8 @@ def create_app(settings: Settings) -> Starlette:
         a 2xx response is read as the API's reply (decoded), given to the callback at the
         end (None when the response did not arrive whole)."""
         query = request.url.query
-        path = request.scope.get("raw_path", b"").decode("latin-1") or request.url.path
-        url = settings.upstream.rstrip("/") + subpath(path) + (f"?{query}" if query else "")
+        url = settings.upstream.rstrip("/") + subpath(raw_path(request))
+        url += f"?{query}" if query else ""
         headers = forwarded(request.headers.raw, "host", "content-length")
         outgoing = http.build_request(request.method, url, headers=headers, content=content)
         try:

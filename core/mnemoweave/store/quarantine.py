@@ -18,17 +18,18 @@ TABLES = ("turns", "memories", "cards")  # what commands read by id (t_N, m_N, c
 FOLDER = "quarantine"
 
 
-def _text_columns(db: sqlite3.Connection, table: str) -> list[str]:
-    return [row[1] for row in db.execute(f"PRAGMA table_info({table})") if row[2] == "TEXT"]
+def _raw(db: sqlite3.Connection, table: str) -> tuple[list[str], str]:
+    """A table's text columns, and the query of a row's id and those columns' bytes."""
+    columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})") if row[2] == "TEXT"]
+    raw = ", ".join(f"CAST({column} AS BLOB)" for column in columns)
+    return columns, f"SELECT id, {raw} FROM {table}"
 
 
 def undecodable(db: sqlite3.Connection) -> dict[str, list[int]]:
     """The ids, by table, of rows holding text that is not valid UTF-8."""
     found: dict[str, list[int]] = {}
     for table in TABLES:
-        columns = _text_columns(db, table)
-        raw = ", ".join(f"CAST({column} AS BLOB)" for column in columns)
-        for row in db.execute(f"SELECT id, {raw} FROM {table}"):
+        for row in db.execute(_raw(db, table)[1]):
             if any(_broken(value) for value in row[1:]):
                 found.setdefault(table, []).append(row[0])
     return found
@@ -49,15 +50,14 @@ def quarantine(db: sqlite3.Connection, home: Path, found: dict[str, list[int]]) 
     full-text entries go with it; `doctor --repair` then drops its vectors)."""
     written = []
     for table, ids in found.items():
-        columns = ["id", *_text_columns(db, table)]
-        raw = ", ".join(f"CAST({column} AS BLOB)" for column in columns[1:])
+        columns, query = _raw(db, table)
         for rowid in ids:
-            row = db.execute(f"SELECT id, {raw} FROM {table} WHERE id = ?", (rowid,)).fetchone()
+            row = db.execute(f"{query} WHERE id = ?", (rowid,)).fetchone()
             if row is None:
                 continue
             encoded = {
                 column: base64.b64encode(value).decode("ascii")
-                for column, value in zip(columns[1:], row[1:], strict=True)
+                for column, value in zip(columns, row[1:], strict=True)
                 if value is not None
             }
             kept = {"table": table, "id": rowid, "base64": encoded}
