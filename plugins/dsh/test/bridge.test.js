@@ -31,9 +31,13 @@ afterEach(async () => {
   fs.rmSync(home, { recursive: true, force: true })
 })
 
+// What a step carries is tested with budgets no busy machine exceeds; the tests of the
+// budgets themselves set their own.
+const ROOMY = { 'session-start': 10_000, 'pre-step': 10_000, 'turn-end': 10_000, 'session-end': 10_000 }
+
 function mounted(config = {}) {
   const ctx = fakeContext()
-  const bridge = mount(ctx, { home, startDaemon: false, ...config })
+  const bridge = mount(ctx, { home, startDaemon: false, budgets: ROOMY, ...config })
   return { bridge, on: (event) => ctx.listeners.get(event) }
 }
 
