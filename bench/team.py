@@ -1,12 +1,12 @@
 """Team: sync time of a team's memories, and search and weave beside a large team mirror.
 
-A real team server (`mnemoweave team serve`: `chroma run` behind the token gate) on a
-free loopback port, in the run's temporary data dir. One member's store holds --own
-memories (corpus.py's, as the scale benchmark stores them) in the corpus projects. For each
-team size (--n, comma-separated) the server is seeded with that many team memories in the
-member's projects, which its mirror follows (the fillers' texts, each made distinct by a
-note number, with their model embeddings; stamped an hour old, as if published earlier),
-then:
+A real team server (the `team serve` HTTP server and its records in Chroma, in a thread of
+this process) on a free loopback port, in the run's temporary data dir. One member's store
+holds --own memories (corpus.py's, as the scale benchmark stores them) in the corpus
+projects. For each team size (--n, comma-separated) a team of its own is seeded with that
+many memories in the member's projects (the fillers' texts, each made distinct by a note
+number, with their model embeddings; written straight to Chroma, stamped an hour old, as if
+published earlier by a teammate), and the member gets a token of that team, then:
 - `sync_seconds`: the member's first sync, which mirrors every one of them;
 - `incremental_sync_seconds`: a later sync after --fresh new records arrive (it also
   pulls again what changed in the OVERLAP before its cursor: `incremental_records`);
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
-import subprocess
-import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from time import perf_counter
@@ -33,11 +33,9 @@ from corpus import DEV_PROJECTS, OTHER_PROJECTS, fill, fillers, prompts, rotate
 from harness import load_embedders, progress
 from metrics import percentiles
 
-TOKEN = "bench-team-token"
 SEARCH_K = 10
 BASE = 2000  # distinct texts embedded; team memories reuse their vectors round-robin
 SEED_BATCH = 1000
-START_WITHIN = 90.0
 SPREAD = 3000.0
 
 
@@ -48,40 +46,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fresh", type=int, default=100, help="records new before a resync")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@contextmanager
+def team_server(path: Path) -> Iterator[tuple[Any, str, Path]]:
+    """The team server on a free loopback port: its Records (to seed), URL and directory."""
+    from mnemoweave.team.members import Members
+    from mnemoweave.team.records import Records
+    from mnemoweave.team.service import TeamHTTPServer, chroma_client
 
-
-def start_server(path: Path, port: int) -> subprocess.Popen[bytes]:
-    child = subprocess.Popen(
-        [sys.executable, "-m", "mnemoweave", "team", "serve", "--path", str(path)]
-        + ["--port", str(port), "--token", TOKEN],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + START_WITHIN
-    while time.monotonic() < deadline:
-        if child.poll() is not None:
-            raise SystemExit("the team server exited")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1.0):
-                return child
-        except OSError:
-            time.sleep(0.1)
-    child.kill()
-    raise SystemExit(f"the team server did not listen within {START_WITHIN:g}s")
-
-
-def stop_server(child: subprocess.Popen[bytes]) -> None:
-    child.terminate()
+    path.mkdir(mode=0o700, parents=True)
+    records = Records(chroma_client(path))
+    server = TeamHTTPServer("127.0.0.1", 0, Members(path), records)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
     try:
-        child.wait(20)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait(20)
+        yield records, f"http://127.0.0.1:{server.server_address[1]}", path
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def team_rows(n: int, projects: list[str], embedder: Any) -> tuple[list[Any], Any]:
@@ -105,11 +86,23 @@ def team_rows(n: int, projects: list[str], embedder: Any) -> tuple[list[Any], An
     return records, [vectors[i % len(base)] for i in range(n)]
 
 
-def seed(server: Any, records: list[Any], vectors: list[Any]) -> float:
+def seed(records: Any, team: str, embedder: Any, rows: list[Any], vectors: list[Any]) -> float:
+    """Write team memories straight to the team's collection, as published earlier."""
+    from mnemoweave.team.records import collection_name, metadata
+
+    records.join(team, embedder.name, embedder.dim)
+    collection = records.client.get_collection(collection_name(team), embedding_function=None)
     started = perf_counter()
-    for start in range(0, len(records), SEED_BATCH):
-        end = start + SEED_BATCH
-        server.put(records[start:end], vectors[start:end])
+    for start in range(0, len(rows), SEED_BATCH):
+        part = rows[start : start + SEED_BATCH]
+        collection.upsert(
+            ids=[r.cid for r in part],
+            embeddings=[list(map(float, v)) for v in vectors[start : start + SEED_BATCH]],
+            documents=[r.text for r in part],
+            metadatas=[
+                metadata(r.project, r.kind, r.authors, r.created, r.updated, False) for r in part
+            ],
+        )
     return perf_counter() - started
 
 
@@ -133,22 +126,30 @@ def latencies(engine: Any, asked: list[Any]) -> dict[str, Any]:
     return {"search_latency_ms": percentiles(search), "weave_latency_ms": percentiles(weave)}
 
 
-def size(n: int, engine: Any, url: str, args: argparse.Namespace, asked: list[Any]) -> dict:
+def size(
+    n: int, engine: Any, server: tuple[Any, str, Path], args: argparse.Namespace, asked: list[Any]
+) -> dict:
+    from mnemoweave.store import projects as projects_table
     from mnemoweave.store import team as team_table
-    from mnemoweave.team import mirror
+    from mnemoweave.team import members
     from mnemoweave.team.sync import connect, sync
 
-    engine.config = replace(engine.config, team_url=url, team_name=f"bench{n}")
-    server = connect(engine)
+    records, url, path = server
+    team = f"bench{n}"
+    token = members.add(path, f"me{n}@bench", team)
+    engine.config = replace(engine.config, team_url=url, team_token=token)
+    projects = sorted(set(projects_table.counts(engine.db)) - {""})
     progress(f"team: seeding {n} team memories")
-    records, vectors = team_rows(n + args.fresh, mirror.projects(engine), engine.embedder)
-    seeded = seed(server, records[:n], vectors[:n])
+    rows, vectors = team_rows(n + args.fresh, projects, engine.embedder)
+    seeded = seed(records, team, engine.embedder, rows[:n], vectors[:n])
     progress(f"team: first sync of {n}")
     started = perf_counter()
     first = sync(engine)
     sync_seconds = perf_counter() - started
-    fresh = [replace(r, updated=time.time()) for r in records[n:]]
-    server.put(fresh, vectors[n:])
+    member = connect(engine)
+    for start in range(n, n + args.fresh, SEED_BATCH // 10):  # published now, by the member
+        end = min(n + args.fresh, start + SEED_BATCH // 10)
+        member.publish(rows[start:end], vectors[start:end])
     started = perf_counter()
     again = sync(engine)
     incremental = perf_counter() - started
@@ -176,14 +177,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not embedders:
         raise SystemExit("team memory needs an embedding model (not --embedder none)")
     root = Path(tempfile.mkdtemp(prefix="team-", dir=os.environ["MNEMOWEAVE_HOME"]))
-    port = _free_port()
-    child = start_server(root / "server", port)
     report: dict[str, Any] = {"own": args.own, "queries": args.queries, "sizes": {}}
-    try:
+    with team_server(root / "server") as server:
         home = root / "member"
-        config = replace(
-            load_config(home), team_token=TOKEN, team_author="me@bench", team_sync_seconds=60.0
-        )
+        config = replace(load_config(home), team_sync_seconds=60.0)
         with Engine(home, config) as engine:
             engine.use_embedder(*embedders)
             projects = {name: name for name in (*DEV_PROJECTS, *OTHER_PROJECTS)}
@@ -191,9 +188,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             ids, _ = fill(engine, args.own, projects)
             asked = rotate(prompts(projects, ids), args.queries)
             for n in chosen:
-                report["sizes"][str(n)] = size(n, engine, f"http://127.0.0.1:{port}", args, asked)
-    finally:
-        stop_server(child)
+                report["sizes"][str(n)] = size(n, engine, server, args, asked)
     largest = report["sizes"][str(chosen[-1])]
     report["weave_p95_under_100ms"] = (largest["weave_latency_ms"]["p95"] or 1e9) < 100
     return report

@@ -178,6 +178,7 @@ def _corpus() -> list[Secret]:
         said("digitalocean token", "doctl auth init -t §", "dop_v1_" + rand(64, HEX)),
         said("vault token", "VAULT said §", "hvs." + rand(90, URLSAFE)),
         said("age key", "age identity §", "AGE-SECRET-KEY-1" + rand(58, UPPER)),
+        said("mnemoweave team token", "team_token = §", "mwt_" + rand(43, URLSAFE)),
         said("shopify token", "shopify admin §", "shpat_" + rand(32, HEX)),
         said("databricks token", "databricks §", "dapi" + rand(32, HEX)),
         said("linear key", "linear §", "lin_api_" + rand(40)),

@@ -1,4 +1,4 @@
-"""`mnemoweave team`: status, sync and serve (the team's Chroma server in one command)."""
+"""`mnemoweave team`: status and sync; serve, and its members (one token each)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ insecure_option = click.option(
 
 @cli.group()
 def team() -> None:
-    """Team memory on a Chroma server: share reviewed memories, read the team's."""
+    """Team memory: share reviewed memories through a team server, read the team's."""
 
 
 def _when(ts: float | None) -> str:
@@ -35,13 +35,14 @@ def status(as_json: bool) -> None:
     if as_json:
         _emit(found)
         return
-    if not found.get("team"):
+    if not found.get("server"):
         echo(f"team: {found['state']}")
         return
     state = found["state"]
     if state == "ok":
         state = f"ok, {found['records']} record(s) on the server"
-    echo(f"team {found['team']} at {found['server']} (as {found['author']}): {state}")
+    member = f" (as {found['member']})" if found.get("member") else ""
+    echo(f"team {found['team'] or '?'} at {found['server']}{member}: {state}")
     if found.get("error"):
         echo(f"  error: {found['error']}")
     echo(
@@ -67,20 +68,78 @@ def sync(allow_insecure: bool, as_json: bool) -> None:
         echo(", ".join(f"{key} {value}" for key, value in done.items()))
 
 
-@team.command("serve")
-@click.option(
+path_option = click.option(
     "--path",
     "path",
     type=click.Path(path_type=Path),
     required=True,
-    help="Where the server keeps its data.",
+    help="The server's directory: its members, and its Chroma data.",
 )
+
+
+@team.command("serve")
+@path_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=int, default=8000, show_default=True)
-@click.option("--token", envvar="MNEMOWEAVE_TEAM_TOKEN", help="The team token (or team_token).")
-def serve(path: Path, host: str, port: int, token: str | None) -> None:
-    """Run the team's Chroma server (`chroma run`) behind a token check, until stopped."""
-    from .config import load_config
-    from .team.gate import serve as run
+@click.option(
+    "--chroma",
+    "chroma_url",
+    default="",
+    help="A Chroma server or distributed deployment to keep the records in (default: Chroma"
+    " in this process, on --path).",
+)
+def serve(path: Path, host: str, port: int, chroma_url: str) -> None:
+    """Serve the team's memories to its members (one token each), until stopped."""
+    from .team.service import serve as run
 
-    run(path, host, port, token or load_config().team_token, echo=echo)
+    run(path, host, port, chroma_url, echo=echo)
+
+
+@team.group("member")
+def member() -> None:
+    """The team server's members: each has a token of its own."""
+
+
+@member.command("add")
+@click.argument("name")
+@click.option("--team", "team_name", required=True, help="The member's team.")
+@path_option
+@json_option
+def member_add(name: str, team_name: str, path: Path, as_json: bool) -> None:
+    """Issue NAME a token (shown once: give it to them as their team_token)."""
+    from .team import members
+
+    token = members.add(path, name, team_name)
+    if as_json:
+        _emit({"name": name, "team": team_name, "token": token})
+    else:
+        echo(f"{name} joins team {team_name}; their team_token (shown once):")
+        echo(token)
+
+
+@member.command("remove")
+@click.argument("name")
+@path_option
+def member_remove(name: str, path: Path) -> None:
+    """Revoke NAME's token (a running server refuses it from the next request on)."""
+    from .team import members
+
+    gone = members.remove(path, name)
+    echo(f"{gone.name} left team {gone.team}: their token is refused from now on")
+
+
+@member.command("list")
+@path_option
+@json_option
+def member_list(path: Path, as_json: bool) -> None:
+    """The members and their teams (never their tokens)."""
+    from .team import members
+
+    found = members.listed(path)
+    if as_json:
+        _emit(found)
+        return
+    for entry in found:
+        echo(f"{entry['name']}  team {entry['team']}  added {_when(entry['added'])}")
+    if not found:
+        echo("no members yet: `mnemoweave team member add NAME --team TEAM --path DIR`")

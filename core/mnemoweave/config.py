@@ -105,15 +105,13 @@ class Config:
     proxy_token: str = ""
     """Token local clients of `mnemoweave proxy` must send in X-Mnemoweave-Token ("": none)."""
     team_url: str = ""
-    """The team's Chroma server, e.g. https://memory.example.com ("": no team)."""
+    """The team's server (`team serve`), e.g. https://memory.example.com ("": no team)."""
     team_token: str = ""
-    """Bearer token for `team_url` (sent to that server only)."""
+    """This member's token, issued by `team member add` (sent to `team_url` only)."""
     team_name: str = ""
-    """The team: its memories live in the server's collection `team-NAME`."""
+    """The team the token must belong to ("": whichever the server says)."""
     team_projects: tuple[str, ...] = ()
     """Project keys whose every memory is shared with the team (env: comma-separated)."""
-    team_author: str = ""
-    """The author shown on what you share ("": `git config user.email`)."""
     team_sync_seconds: float = 60.0
     """How often the daemon pulls the team's memories and pushes yours (also at a session start)."""
     team_allow_insecure: bool = False

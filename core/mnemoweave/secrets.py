@@ -170,6 +170,7 @@ _TOKENS = {
     "cloud-key": r"LTAI[A-Za-z0-9]{12,24}|AKID[A-Za-z0-9]{32}|do[opr]_v1_[a-f0-9]{64}",
     "vault-token": r"hv[sbr]\.[A-Za-z0-9_\-]{24,}",
     "age-key": r"AGE-SECRET-KEY-1[0-9A-Z]{58}",
+    "team-token": r"mwt_[A-Za-z0-9_\-]{43}",
     "service-token": r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dapi[a-f0-9]{32}|lin_api_[A-Za-z0-9]{40}"
     r"|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|dp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}|sbp_[a-f0-9]{40}"
     r"|NRAK-[A-Z0-9]{27}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"

@@ -11,7 +11,11 @@
 // `{"output": null | {"context": text}}`. Payloads (all carry `sessionID`, `directory`,
 // `worktree`):
 //   chat.message                    + `messageID`, `text` (the user's own text parts)
-//                                   -> the context is pushed as one synthetic text part
+//                                   -> the context is pushed as one synthetic text part,
+//                                      stored `ignored` (so the title request, which reads
+//                                      the stored message, leaves it out) and shown to the
+//                                      model by experimental.chat.messages.transform, which
+//                                      runs for the agent's own requests only
 //   session.created                 -> its context is kept for the session's first
 //                                      message, in case the weave for it fails
 //   session.idle                    + `messages: [{id, text}]`, the assistant messages
@@ -66,6 +70,7 @@ const MAX_REDACTED = 256 * 1024 * 1024; // bytes read back from it
 const CLIENT_TIMEOUT_MS = 1000; // the message list asked of OpenCode at idle
 const MAX_TRACKED = 500; // messages remembered between idles
 const MAX_ANSWER = 4 * 1024 * 1024; // bytes read from the daemon
+const FENCE_OPEN = '<memory source="mnemoweave"'; // how every context from the daemon opens
 // Connection errors that mean nobody listens (node's codes, then Bun's).
 const UNREACHABLE = new Set([
   "ENOENT",
@@ -423,6 +428,17 @@ function summary(info) {
   return info?.summary === true || info?.mode === "compaction" || info?.agent === "compaction";
 }
 
+// A context part this plugin added (stored `ignored`, see chat.message).
+function ours(part) {
+  return (
+    part?.type === "text" &&
+    part.synthetic === true &&
+    part.ignored === true &&
+    typeof part.text === "string" &&
+    part.text.startsWith(FENCE_OPEN)
+  );
+}
+
 function said(parts) {
   return (Array.isArray(parts) ? parts : [])
     .filter((p) => p?.type === "text" && !p.synthetic && !p.ignored && typeof p.text === "string")
@@ -562,6 +578,7 @@ export const MnemoweavePlugin = async (ctx = {}) => {
           messageID,
           type: "text",
           synthetic: true,
+          ignored: true,
           text: context,
         });
       } catch (error) {
@@ -573,6 +590,16 @@ export const MnemoweavePlugin = async (ctx = {}) => {
         await onEvent(event);
       } catch (error) {
         log(home(), `${HOST} event ${event?.type}: ${error?.message || error}`);
+      }
+    },
+    "experimental.chat.messages.transform": async (_input, output) => {
+      try {
+        for (const message of Array.isArray(output?.messages) ? output.messages : []) {
+          if (!Array.isArray(message?.parts)) continue;
+          message.parts = message.parts.map((part) => (ours(part) ? { ...part, ignored: false } : part));
+        }
+      } catch (error) {
+        log(home(), `${HOST} experimental.chat.messages.transform: ${error?.message || error}`);
       }
     },
     "experimental.session.compacting": async (input, output) => {

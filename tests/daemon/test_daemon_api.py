@@ -184,6 +184,8 @@ def test_daemon_state_and_openapi(shared_daemon):
          "h glpat-" + "a1B2c3D4e5" * 2}, 400, "the host holds what looks like a secret"),
         ("POST", "/v1/memories", {"text": "x", "project": "https://u:hunter2pass@git.example/r"},
          400, "the project holds what looks like a secret"),
+        ("POST", "/v1/memories", {"text": "x", "actor": "ci xoxb-" + "1234567890-" * 2 + "abc"},
+         400, "the actor holds what looks like a secret"),
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_clearly(shared_daemon, method, path, body, status, words):

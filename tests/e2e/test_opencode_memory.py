@@ -236,4 +236,7 @@ def test_a_continued_session_gets_each_line_once_and_titles_get_none(opencode, f
     assert any("pg-stage-7" in line for line in lines) and any("tabs" in line for line in lines)
     assert len(lines) == len(set(lines)), lines  # the history holds each line once
     titles = [body for run in (first, second) for body in run.bodies if not body.get("tools")]
-    assert titles and not any(FENCE in json.dumps(body, ensure_ascii=False) for body in titles)
+    said = [content_text(m.get("content")) for body in titles for m in body["messages"]]
+    assert any("Generate a title for this conversation" in text for text in said), said
+    assert any("Which database does staging use?" in text for text in said), said
+    assert not any(FENCE in text or "pg-stage-7" in text for text in said), said

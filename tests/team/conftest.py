@@ -30,3 +30,8 @@ def server(tmp_path: Path) -> Iterator[Server]:
         yield team
     finally:
         team.stop()
+
+
+@pytest.fixture
+def short(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("tm")  # a socket path must stay short

@@ -1,6 +1,6 @@
-"""A team's server for tests: `mnemoweave team serve` (a real `chroma run` behind the token
-gate) on a free loopback port, and two members in two clones of one repository. Every
-start, wait and stop is bounded in time."""
+"""A team's server for tests: `mnemoweave team serve` (Chroma in its process) on a free
+loopback port, its members (`team member add`), and members' data dirs in clones of one
+repository. Every start, wait and stop is bounded in time."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from pathlib import Path
 
 START_WITHIN = 90.0
 STOP_WITHIN = 15.0
-TOKEN = "team-secret-3141"
 REMOTE = "https://github.com/acme/app.git"
 
 
@@ -25,18 +24,35 @@ def free_port() -> int:
 
 
 class Server:
-    """The team's server process (and its `chroma run` child) on `path`."""
+    """The team's server process on `path` (`chroma_url`: its records on that Chroma)."""
 
-    def __init__(self, path: Path, port: int) -> None:
-        self.path, self.port = path, port
+    def __init__(self, path: Path, port: int, chroma_url: str = "") -> None:
+        self.path, self.port, self.chroma_url = path, port, chroma_url
         self.process: subprocess.Popen[bytes] | None = None
+
+    def add(self, name: str, team: str = "acme") -> str:
+        """`team member add`: the new member's token."""
+        return self.manage("add", name, "--team", team).strip().splitlines()[-1]
+
+    def remove(self, name: str) -> None:
+        self.manage("remove", name)
+
+    def manage(self, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "mnemoweave", "team", "member", *args, "--path", str(self.path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> Server:
-        env = os.environ | {"MNEMOWEAVE_TEAM_TOKEN": TOKEN}
+        chroma = ["--chroma", self.chroma_url] if self.chroma_url else []
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -48,8 +64,8 @@ class Server:
                 str(self.path),
                 "--port",
                 str(self.port),
+                *chroma,
             ],
-            env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
@@ -65,7 +81,7 @@ class Server:
         raise AssertionError(f"the team server did not listen within {START_WITHIN}s")
 
     def kill(self) -> None:
-        """SIGKILL the server and its `chroma run` (no chance to finish anything)."""
+        """SIGKILL the server (no chance to finish anything)."""
         self._signal(signal.SIGKILL)
 
     def stop(self) -> None:
@@ -91,15 +107,14 @@ def clone(root: Path, name: str) -> Path:
     return path
 
 
-def member(root: Path, name: str, server: Server, token: str = TOKEN, **extra: str) -> Path:
-    """A member's data dir with its team settings."""
+def member(root: Path, name: str, server: Server, token: str = "", **extra: str) -> Path:
+    """A member's data dir with its team settings: a token issued to NAME@acme.dev in team
+    acme, unless `token` is given."""
     home = root / f"home-{name}"
     home.mkdir(parents=True)
     settings = {
         "team_url": server.url,
-        "team_token": token,
-        "team_name": "acme",
-        "team_author": f"{name}@acme.dev",
+        "team_token": token or server.add(f"{name}@acme.dev"),
         **extra,
     }
     lines = [

@@ -12,7 +12,7 @@ from team_servers import Server, clone, member
 from mnemoweave import Engine
 from mnemoweave.projects import project_from_cwd
 from mnemoweave.team import outbox
-from mnemoweave.team.sync import status, sync
+from mnemoweave.team.sync import connect, status, sync
 
 PITFALL = (
     "Pitfall: the staging deploy script silently skips database migrations when"
@@ -91,19 +91,17 @@ def test_same_fact_from_two_members_is_one_record(server: Server, tmp_path: Path
         a.remember(fact, project=project)
         b.remember(fact + ".", project=project)  # the same fact, normalised
         assert sync(a)["published"] == 1 and sync(b)["published"] == 1
-        collection = outbox_server(a)
-        got = collection.get(include=["metadatas", "documents"])
-        assert len(got["ids"]) == 1
-        assert got["metadatas"][0]["authors"] == "alice@acme.dev, bob@acme.dev"
+        got = on_the_server(a)
+        assert len(got) == 1
+        assert got[0].record.authors == ("alice@acme.dev", "bob@acme.dev")
         assert b"half-up to two decimals" in b"".join(
             p.read_bytes() for p in server.path.rglob("*") if p.is_file()
         )  # the grep above can find a shared text: its silence means something
 
 
-def outbox_server(engine: Engine):
-    from mnemoweave.team.sync import connect
-
-    return connect(engine).collection
+def on_the_server(engine: Engine):
+    """Every record the team's server holds (tombstones too), as this member reads them."""
+    return connect(engine).changed(0.0, 1000, 0)
 
 
 @pytest.mark.slow
@@ -121,12 +119,12 @@ def test_server_killed_during_a_publish_of_500(
     ) as a:
         a.remember_many({"text": t, "project": project} for t in texts)
         assert len(a.list_memories(1000, project=project)) == 500
-        collection = outbox_server(a)
+        server_side = connect(a)
         outcome: dict = {}
         pushing = threading.Thread(target=lambda: outcome.update(sync(a)))
         pushing.start()
         deadline = time.monotonic() + 120
-        while collection.count() < 50 and time.monotonic() < deadline:
+        while server_side.count() < 50 and time.monotonic() < deadline:
             time.sleep(0.02)
         server.kill()
         pushing.join(120)
@@ -138,9 +136,9 @@ def test_server_killed_during_a_publish_of_500(
         server.start()  # the same --path
         assert "error" not in sync(a)
         assert status(a, probe=False)["queued"] == 0
-        got = outbox_server(a).get(include=["documents", "metadatas"])
-        assert sorted(got["documents"]) == sorted(texts)  # each exactly once
-        assert {m["authors"] for m in got["metadatas"]} == {"alice@acme.dev"}
+        got = [c.record for c in on_the_server(a)]
+        assert sorted(r.text for r in got) == sorted(texts)  # each exactly once
+        assert {r.authors for r in got} == {("alice@acme.dev",)}
 
 
 def test_wrong_token_is_reported_and_hooks_are_unaffected(

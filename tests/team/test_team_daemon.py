@@ -9,7 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from team_servers import MemberDaemon, Server, clone, member
 from test_team import ASK, OWN, PITFALL, accept_shared
 
@@ -30,10 +29,11 @@ def prompt(session: str, cwd: Path, text: str) -> dict:
     }
 
 
-def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def cli(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = os.environ | {"MNEMOWEAVE_HOME": str(home)}
     return subprocess.run(
         [sys.executable, "-m", "mnemoweave", *args],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
@@ -45,9 +45,20 @@ def hook(daemon: MemberDaemon, event: str, payload: dict) -> str:
     return str(daemon.call("POST", f"/v1/hooks/claude-code/{event}", {"payload": payload}))
 
 
-@pytest.fixture
-def short(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("tm")  # a socket path must stay short
+def first_session(daemon: MemberDaemon, checkout: Path, mirrored: int) -> None:
+    """Session s-b starts in `checkout`; back once the daemon's sync mirrored that many."""
+    start = {
+        "session_id": "s-b",
+        "cwd": str(checkout),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "transcript_path": "",
+    }
+    hook(daemon, "SessionStart", start)
+    deadline = time.monotonic() + SYNCED_WITHIN
+    while daemon.call("GET", "/v1/team")["result"]["mirrored"] < mirrored:
+        assert time.monotonic() < deadline, "the session start did not pull the team"
+        time.sleep(0.2)
 
 
 def test_a_session_start_pulls_what_a_shared(server: Server, short: Path, models: Path):
@@ -64,18 +75,7 @@ def test_a_session_start_pulls_what_a_shared(server: Server, short: Path, models
         b.remember_many({"text": t, "project": project} for t in OWN)
     daemon = MemberDaemon(home)
     try:
-        start = {
-            "session_id": "s-b",
-            "cwd": str(checkout),
-            "hook_event_name": "SessionStart",
-            "source": "startup",
-            "transcript_path": "",
-        }
-        hook(daemon, "SessionStart", start)
-        deadline = time.monotonic() + SYNCED_WITHIN
-        while daemon.call("GET", "/v1/team")["result"]["mirrored"] < 1:
-            assert time.monotonic() < deadline, "the daemon did not sync"
-            time.sleep(0.2)
+        first_session(daemon, checkout, mirrored=1)
         answer = hook(daemon, "UserPromptSubmit", prompt("s-b", checkout, ASK))
         assert "DEPLOY_ENV" in answer and "team · alice@acme.dev" in answer
     finally:

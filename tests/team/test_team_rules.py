@@ -35,7 +35,7 @@ def test_the_token_goes_over_https_or_loopback_unless_allowed():
     assert check_url("http://10.0.0.5:8000", True) == ("10.0.0.5", 8000, False)
     with pytest.raises(InvalidInput, match="https://HOST"):
         check_url("ftp://x", True)
-    with pytest.raises(InvalidInput, match="team_name"):
+    with pytest.raises(InvalidInput, match="team name"):
         check_name("a b")
 
 

@@ -7,6 +7,8 @@ import sqlite3
 import time
 from typing import Any
 
+from ..model import check_identifier
+
 
 def record(
     db: sqlite3.Connection,
@@ -16,6 +18,9 @@ def record(
     after: dict[str, Any] | None = None,
     actor: str = "user",
 ) -> None:
+    """One row; an actor holding what looks like a secret is refused (the caller's
+    transaction, and so its change, is rolled back)."""
+    check_identifier(actor, "actor")
     db.execute(
         "INSERT INTO audit (ts, actor, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?)",
         (

@@ -1,8 +1,9 @@
 """The local mirror of the team's memories: pulled incrementally, read without a network.
 
-For each of this member's projects (those the store holds, and `team_projects`) the pull
-asks the server for the records updated after that project's cursor, a page at a time,
-and applies each page in one transaction: a record lands in `team_mirror` (text, authors,
+The pull asks the server for the team's records updated after the cursor, a page at a
+time, every project of the team alike (so a member's first session in a repository finds
+that project's shared memories, whatever its own store holds), and applies each page in
+one transaction: a record lands in `team_mirror` (text, authors,
 times, full-text index) and its embedding in the local vector collection `team-MODEL`; a
 tombstone removes both. The cursor is the newest `updated` seen; each pull starts OVERLAP
 seconds before it, so a member whose clock runs a little behind is not missed (pulling a
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..store import projects as projects_table
 from ..store import team as team_table
 from ..store.db import transaction
 from .outbox import Lock
@@ -24,46 +24,37 @@ OVERLAP = 120.0  # seconds each pull looks back before its cursor (members' cloc
 TABLE = "team"  # the local vector collection: team-MODEL beside memories-MODEL
 
 
-def projects(engine: Any) -> list[str]:
-    """The projects this member mirrors: the store's (global aside) and team_projects."""
-    known = set(projects_table.counts(engine.db)) | set(engine.config.team_projects)
-    return sorted(known - {""})
-
-
 def pull(engine: Any, server: TeamServer, lock: Lock) -> dict[str, int]:
     """Bring the mirror up to date with the server; counts of records mirrored and removed."""
     with lock():
-        wanted = projects(engine)
-        state = team_table.state(engine.db)
+        cursor = float(team_table.state(engine.db).get("cursor", "0"))
     mirrored = removed = 0
-    for project in wanted:
-        cursor = float(state.get(f"cursor:{project}", "0"))
-        newest, offset = cursor, 0
-        while True:
-            page = server.changed(project, max(0.0, cursor - OVERLAP), PAGE, offset)
-            gone = [c.record.cid for c in page if c.tombstone]
-            live = [c for c in page if not c.tombstone]
-            with lock():
-                with transaction(engine.db) as db:
-                    team_table.remove_mirror(db, gone)
-                    team_table.upsert_mirror(db, [c.record for c in live])
-                if engine.index is not None:
-                    engine.index.delete(TABLE, gone)
-                    if live:
-                        import numpy as np
+    newest, offset = cursor, 0
+    while True:
+        page = server.changed(max(0.0, cursor - OVERLAP), PAGE, offset)
+        gone = [c.record.cid for c in page if c.tombstone]
+        live = [c for c in page if not c.tombstone]
+        with lock():
+            with transaction(engine.db) as db:
+                team_table.remove_mirror(db, gone)
+                team_table.upsert_mirror(db, [c.record for c in live])
+            if engine.index is not None:
+                engine.index.delete(TABLE, gone)
+                if live:
+                    import numpy as np
 
-                        vectors = np.array([c.vector for c in live], dtype=np.float32)
-                        engine.index.add(
-                            TABLE,
-                            [c.record.cid for c in live],
-                            vectors,
-                            [c.record.project for c in live],
-                        )
-            mirrored, removed = mirrored + len(live), removed + len(gone)
-            newest = max([newest, *(c.record.updated for c in page)])
-            offset += len(page)
-            if len(page) < PAGE:
-                break
-        with lock(), transaction(engine.db) as db:
-            team_table.set_state(db, {f"cursor:{project}": repr(newest)})
+                    vectors = np.array([c.vector for c in live], dtype=np.float32)
+                    engine.index.add(
+                        TABLE,
+                        [c.record.cid for c in live],
+                        vectors,
+                        [c.record.project for c in live],
+                    )
+        mirrored, removed = mirrored + len(live), removed + len(gone)
+        newest = max([newest, *(c.record.updated for c in page)])
+        offset += len(page)
+        if len(page) < PAGE:
+            break
+    with lock(), transaction(engine.db) as db:
+        team_table.set_state(db, {"cursor": repr(newest)})
     return {"mirrored": mirrored, "removed": removed}

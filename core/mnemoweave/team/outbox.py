@@ -8,16 +8,16 @@ between that and `team_published` (what was sent): a memory new or changed since
 nothing queued can be lost (the store is the queue) and a batch sent twice (the server died
 before the answer) writes the same content ids again: nothing is duplicated.
 
-A publish adds this member to the record's authors (two members' same fact: one record,
-both authors); a retract removes them, and the last author's retract leaves a tombstone.
+The server adds this member to a published record's authors (two members' same fact: one
+record, both authors) and takes them off on a retract; the last author's retract leaves a
+tombstone. Authors are the server's to set: nothing here names one.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..store import team as team_table
@@ -40,7 +40,7 @@ class Outbox:
         return len(self.publish) + len(self.retract)
 
 
-def plan(engine: Any, author: str, vectors: bool = True) -> Outbox:
+def plan(engine: Any, vectors: bool = True) -> Outbox:
     """The outbox now (the caller holds the engine); `vectors` False: counting only."""
     db = engine.db
     rows = team_table.shareable(db, engine.config.team_projects)
@@ -56,7 +56,7 @@ def plan(engine: Any, author: str, vectors: bool = True) -> Outbox:
         if before is not None and before[0] != cid:
             out.retract.append((None, before[0]))  # edited: the old text leaves the team
         record = TeamRecord(
-            cid, row["project"], row["kind"], row["body"], (author,), row["created"], row["updated"]
+            cid, row["project"], row["kind"], row["body"], (), row["created"], row["updated"]
         )
         out.publish.append((row["id"], record, None))
     out.retract += [(gone, was[0]) for gone, was in sent.items() if gone not in wanted]
@@ -72,48 +72,22 @@ def plan(engine: Any, author: str, vectors: bool = True) -> Outbox:
     return out
 
 
-def push(engine: Any, server: TeamServer, author: str, lock: Lock) -> dict[str, int]:
+def push(engine: Any, server: TeamServer, lock: Lock) -> dict[str, int]:
     """Send the outbox in batches, recording each batch once the server has it."""
     with lock():
-        out = plan(engine, author)
+        out = plan(engine)
     retracted = published = 0
     for start in range(0, len(out.retract), BATCH):
         part = out.retract[start : start + BATCH]
-        retracted += _retract(server, [cid for _, cid in part], author)
+        retracted += server.retract([cid for _, cid in part])
         with lock(), transaction(engine.db) as db:
             team_table.unpublish(db, [mid for mid, _ in part if mid is not None])
     for start in range(0, len(out.publish), BATCH):
         batch = out.publish[start : start + BATCH]
-        _publish(server, [r for _, r, _ in batch], [v for _, _, v in batch], author)
+        cids = server.publish([r for _, r, _ in batch], [v for _, _, v in batch])
         with lock(), transaction(engine.db) as db:
-            team_table.record_published(db, [(m, r.cid, r.updated) for m, r, _ in batch])
+            team_table.record_published(
+                db, [(m, cid, r.updated) for (m, r, _), cid in zip(batch, cids, strict=True)]
+            )
         published += len(batch)
     return {"published": published, "retracted": retracted}
-
-
-def _publish(server: TeamServer, records: list[TeamRecord], vectors: list[Any], me: str) -> None:
-    there = server.fetch([r.cid for r in records])
-    now = time.time()
-    merged = []
-    for r in records:
-        old = there.get(r.cid)
-        authors = tuple(sorted({*(old.authors if old else ()), me}))
-        created = min(old.created, r.created) if old else r.created
-        merged.append(replace(r, authors=authors, created=created, updated=now))
-    server.put(merged, vectors)
-
-
-def _retract(server: TeamServer, cids: list[str], me: str) -> int:
-    """Take this member off these records; a record left without authors is buried."""
-    there = server.fetch(cids)
-    now = time.time()
-    kept: list[TeamRecord] = []
-    buried: list[TeamRecord] = []
-    for record in there.values():
-        if me not in record.authors:
-            continue
-        left = tuple(a for a in record.authors if a != me)
-        (kept if left else buried).append(replace(record, authors=left, updated=now))
-    server.relabel(kept)
-    server.bury(buried)
-    return len(kept) + len(buried)

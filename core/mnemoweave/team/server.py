@@ -1,33 +1,33 @@
-"""The team's Chroma server, as this member sees it: one collection `team-NAME`.
+"""The team's server, as a member sees it: the member's token opens its team's records.
 
-The collection's metadata records the embedding model (and its dimension); a member whose
-model differs is refused in one line. Each record is one shared memory: its id is the
-content id (a hash of the normalised text, the project key and the kind, so two members
-publishing the same fact write one record), its document the text, its embedding computed
-by the publishing member, and its metadata the project key, kind, authors, created and
-updated times and a tombstone flag (a retracted memory keeps its id, loses its text, and
-travels to every mirror as a removal).
+The server (`team serve`, service.py) knows from the token who the member is and which
+team it belongs to; it stamps the authors and the times of what is published. A shared
+memory's id is its content id (a hash of the normalised text, the project key and the
+kind), computed alike here and there, so publishing a fact twice writes one record.
 
-The token goes in the `Authorization: Bearer` header of requests to `team_url` only
-(chromadb's TokenAuthClientProvider), every request bounded by TIMEOUT.
+The token goes in the `Authorization: Bearer` header of requests to `team_url` only, every
+request bounded by TIMEOUT; plain http is allowed on loopback (or with allow_insecure).
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import ipaddress
+import json
 import re
+import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from ..errors import InvalidInput, MnemoweaveError
 from ..store.team import TeamRecord
 from ..text import normalise
 
 TIMEOUT = 30.0  # seconds one request to the team's server may take
-TOKEN_PROVIDER = "chromadb.auth.token_authn.TokenAuthClientProvider"
+MAX_ANSWER = 256 << 20  # bytes read of one answer (a page of 1,000 records is about 20 MB)
 NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,58}[A-Za-z0-9])?")
 
 
@@ -64,23 +64,25 @@ def check_url(url: str, allow_insecure: bool) -> tuple[str, int, bool]:
     return parts.hostname, parts.port or (443 if tls else 80), tls
 
 
-def check_name(name: str) -> str:
-    if not NAME.fullmatch(name):
+def checked(pattern: re.Pattern[str], value: str, what: str, allowed: str) -> str:
+    """`value` when it matches `pattern`; else a one-line refusal naming what is allowed."""
+    if not pattern.fullmatch(value):
         raise InvalidInput(
-            f"team_name {name!r}: use 1-60 letters, digits, '.', '_' or '-' (starting and"
-            " ending with a letter or digit)"
+            f"{what} {value!r}: use {allowed} (starting and ending with a letter or digit)"
         )
-    return name
+    return value
+
+
+def check_name(name: str) -> str:
+    return checked(NAME, name, "team name", "1-60 letters, digits, '.', '_' or '-'")
 
 
 def why(exc: Exception) -> str:
-    """One line for a failed request: a refused token, an unreachable server, or else."""
+    """One line for a failed request: what the server said, or that it cannot be reached."""
     text = " ".join(str(exc).split())
     if isinstance(exc, TeamError):
         return text
-    if "401" in text or "403" in text or "nauthori" in text or "orbidden" in text:
-        return "the server refused the token (team_token): " + text[:120]
-    if "Connect" in type(exc).__name__ or "onnect" in text or "Timeout" in type(exc).__name__:
+    if isinstance(exc, OSError):
         return f"the server cannot be reached ({type(exc).__name__}: {text[:120]})"
     return f"{type(exc).__name__}: {text[:160]}"
 
@@ -95,136 +97,119 @@ class Change:
 
 
 class TeamServer:
-    """The collection `team-NAME` on the server at `url`, for one embedding model."""
+    """The team's server at `url`, through one member's token, for one embedding model."""
 
     def __init__(
         self, url: str, token: str, name: str, model: str, dim: int, allow_insecure: bool
     ) -> None:
         self.url = url
         self.host, self.port, self.tls = check_url(url, allow_insecure)
-        self.name = f"team-{check_name(name)}"
+        self.expected = check_name(name) if name else ""
         self.token, self.model, self.dim = token, model, dim
-        self._collection: Any = None
+        self.team = self.member = ""
+        self._joined = False
 
-    @property
-    def collection(self) -> Any:
-        return self.ready()._collection
-
-    def ready(self) -> TeamServer:
-        """Connected, and the collection's model checked (before anything is sent)."""
-        if self._collection is None:
-            self._collection = self._connect()
-        return self
-
-    def _connect(self) -> Any:
-        import chromadb
-        import httpx
-        from chromadb.config import Settings
-
-        settings = Settings(anonymized_telemetry=False)
-        if self.token:
-            settings = Settings(
-                anonymized_telemetry=False,
-                chroma_client_auth_provider=TOKEN_PROVIDER,
-                chroma_client_auth_credentials=self.token,
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        if self.tls:
+            context = ssl.create_default_context()
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                self.host, self.port, timeout=TIMEOUT, context=context
             )
-        client = chromadb.HttpClient(self.host, self.port, self.tls, settings=settings)
-        # chromadb's HTTP session waits forever by default: every request here is bounded
-        client._server._session.timeout = httpx.Timeout(TIMEOUT)  # type: ignore[attr-defined]
-        collection = client.get_or_create_collection(
-            self.name,
-            metadata={"model": self.model, "dim": self.dim},
-            configuration={"hnsw": {"space": "cosine"}},
-            embedding_function=None,
-        )
-        theirs = (collection.metadata or {}).get("model")
-        if theirs != self.model:
-            raise TeamError(
-                f"team {self.name[5:]} uses the embedding model {theirs}, this machine"
-                f" {self.model}: set embedder = {theirs!r} to join it"
-            )
-        return collection
-
-    def fetch(self, cids: Sequence[str]) -> dict[str, TeamRecord]:
-        """The records with these content ids that the server holds (tombstones left out)."""
-        if not cids:
-            return {}
-        got = self.collection.get(ids=list(cids), include=["metadatas", "documents"])
-        found = {}
-        for cid, meta, text in zip(got["ids"], got["metadatas"], got["documents"], strict=True):
-            if not meta.get("tombstone"):
-                found[cid] = _record(cid, meta, text or "")
+        else:
+            conn = http.client.HTTPConnection(self.host, self.port, timeout=TIMEOUT)
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+        try:
+            conn.request(method, path, data, headers)
+            answer = conn.getresponse()
+            raw = answer.read(MAX_ANSWER)
+        finally:
+            conn.close()
+        try:
+            found = json.loads(raw)
+        except ValueError:
+            found = {"error": raw[:200].decode("utf-8", "replace")}
+        if answer.status == 401:
+            raise TeamError(f"the server refused the token (team_token): {found.get('error')}")
+        if answer.status == 409:
+            raise TeamError(str(found.get("error")))
+        if answer.status >= 400:
+            raise TeamError(f"the team server answered {answer.status}: {found.get('error')}")
         return found
 
-    def put(self, records: Sequence[TeamRecord], vectors: Sequence[Any]) -> None:
-        """Write records (by content id: a second write of one replaces it)."""
-        if not records:
-            return
-        self.collection.upsert(
-            ids=[r.cid for r in records],
-            embeddings=[list(map(float, v)) for v in vectors],
-            documents=[r.text for r in records],
-            metadatas=[_metadata(r, tombstone=False) for r in records],
-        )
-
-    def relabel(self, records: Sequence[TeamRecord]) -> None:
-        """New authors and times for records whose text and embedding stay."""
-        if records:
-            self.collection.update(
-                ids=[r.cid for r in records],
-                metadatas=[_metadata(r, tombstone=False) for r in records],
+    def _welcome(self, found: dict[str, Any]) -> None:
+        self.team, self.member = str(found["team"]), str(found["member"])
+        if self.expected and self.expected != self.team:
+            raise TeamError(
+                f"team_token is a member of team {self.team}, not {self.expected}"
+                " (team_name): ask for a token of that team, or set team_name"
+                f" = {self.team!r}"
             )
 
-    def bury(self, records: Sequence[TeamRecord]) -> None:
-        """Tombstones: the records keep their ids and lose their text and embedding."""
-        if not records:
-            return
-        blank = [1.0] + [0.0] * (self.dim - 1)
-        self.collection.upsert(
-            ids=[r.cid for r in records],
-            embeddings=[blank] * len(records),
-            documents=[""] * len(records),
-            metadatas=[_metadata(r, tombstone=True) for r in records],
-        )
+    def ready(self) -> TeamServer:
+        """Joined: the team's collection exists for this model (checked before anything
+        is sent), and the member and its team are known."""
+        if not self._joined:
+            self._welcome(
+                self._call("POST", "/v1/team/join", {"model": self.model, "dim": self.dim})
+            )
+            self._joined = True
+        return self
 
-    def changed(self, project: str, since: float, limit: int, offset: int) -> list[Change]:
-        """A page of a project's records updated after `since` (tombstones included)."""
-        got = self.collection.get(
-            where={"$and": [{"project": project}, {"updated": {"$gt": since}}]},
-            limit=limit,
-            offset=offset,
-            include=["metadatas", "documents", "embeddings"],
+    def info(self) -> dict[str, Any]:
+        """The member, its team and the team's model and size (nothing is created)."""
+        found = self._call("GET", "/v1/team")
+        self._welcome(found)
+        return dict(found)
+
+    def publish(self, records: Sequence[TeamRecord], vectors: Sequence[Any]) -> list[str]:
+        """Write memories (the server adds this member to their authors); their ids."""
+        if not records:
+            return []
+        sent = [
+            {
+                "project": r.project,
+                "kind": r.kind,
+                "text": r.text,
+                "created": r.created,
+                "vector": [float(x) for x in v],
+            }
+            for r, v in zip(records, vectors, strict=True)
+        ]
+        found = self.ready()._call(
+            "POST", "/v1/team/publish", {"model": self.model, "records": sent}
         )
+        return [str(item["cid"]) for item in found["records"]]
+
+    def retract(self, cids: Sequence[str]) -> int:
+        """Take this member off these records (the last author's retract buries one)."""
+        if not cids:
+            return 0
+        found = self.ready()._call(
+            "POST", "/v1/team/retract", {"model": self.model, "cids": list(cids)}
+        )
+        return int(found["retracted"])
+
+    def changed(self, since: float, limit: int, offset: int) -> list[Change]:
+        """A page of the team's records updated after `since` (tombstones included)."""
+        query = urlencode({"since": repr(since), "limit": limit, "offset": offset})
+        found = self.ready()._call("GET", f"/v1/team/changes?{query}")
         return [
-            Change(_record(cid, meta, text or ""), bool(meta.get("tombstone")), vector)
-            for cid, meta, text, vector in zip(
-                got["ids"], got["metadatas"], got["documents"], got["embeddings"], strict=True
+            Change(
+                TeamRecord(
+                    str(r["cid"]),
+                    str(r["project"]),
+                    str(r["kind"]),
+                    str(r["text"]),
+                    tuple(str(a) for a in r["authors"]),
+                    float(r["created"]),
+                    float(r["updated"]),
+                ),
+                bool(r["tombstone"]),
+                r["vector"],
             )
+            for r in found["records"]
         ]
 
     def count(self) -> int:
-        return int(self.collection.count())
-
-
-def _metadata(r: TeamRecord, tombstone: bool) -> dict[str, Any]:
-    return {
-        "project": r.project,
-        "kind": r.kind,
-        "authors": ", ".join(r.authors),
-        "created": r.created,
-        "updated": r.updated,
-        "tombstone": tombstone,
-    }
-
-
-def _record(cid: str, meta: dict[str, Any], text: str) -> TeamRecord:
-    authors = tuple(a for a in str(meta.get("authors", "")).split(", ") if a)
-    return TeamRecord(
-        cid,
-        str(meta.get("project", "")),
-        str(meta.get("kind", "fact")),
-        text,
-        authors,
-        float(meta.get("created", 0.0)),
-        float(meta.get("updated", 0.0)),
-    )
+        return int(self.info()["records"])

@@ -10,8 +10,6 @@ doubling, at most BACKOFF_MAX) before the daemon tries again; `team sync` always
 from __future__ import annotations
 
 import contextlib
-import getpass
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -45,23 +43,12 @@ def _lock_of(engine: Any) -> Lock:
     return (lambda: lock) if lock is not None else contextlib.nullcontext
 
 
-def author(config: Any) -> str:
-    """team_author, else `git config user.email`, else the login name."""
-    if config.team_author:
-        return str(config.team_author)
-    try:
-        found = subprocess.run(
-            ["git", "config", "user.email"], capture_output=True, text=True, timeout=5
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        found = ""
-    return found or getpass.getuser()
-
-
 def connect(engine: Any, allow_insecure: bool = False) -> TeamServer:
     config = engine.config
-    if not config.team_url or not config.team_name:
-        raise InvalidInput("no team: set team_url and team_name (config.toml or MNEMOWEAVE_TEAM_*)")
+    if not config.team_url or not config.team_token:
+        raise InvalidInput(
+            "no team: set team_url and team_token (config.toml or MNEMOWEAVE_TEAM_*)"
+        )
     if engine.embedder is None:
         raise TeamError("team memory needs the embedding model: run `mnemoweave model build`")
     return TeamServer(
@@ -88,20 +75,20 @@ def sync(engine: Any, allow_insecure: bool = False) -> dict[str, Any]:
     """Push then pull once; the counts, or the error (recorded for `team status`)."""
     server = connect(engine, allow_insecure)
     lock = _lock_of(engine)
-    identity = f"{server.url} {server.name}"
     with lock():
         state = team_table.state(engine.db)
-        if state.get("team", identity) != identity:  # another team: start afresh
-            with transaction(engine.db) as db:
-                team_table.forget_team(db)
-            if engine.index is not None:
-                engine.index.clear(mirror.TABLE)
-            state = {}
-    _save(engine, lock, {"team": identity})
-    me = author(engine.config)
     try:
         server.ready()
-        done = outbox.push(engine, server, me, lock) | mirror.pull(engine, server, lock)
+        identity = f"{server.url} {server.team}"
+        if state.get("team", identity) != identity:  # another team: start afresh
+            with lock():
+                with transaction(engine.db) as db:
+                    team_table.forget_team(db)
+                if engine.index is not None:
+                    engine.index.clear(mirror.TABLE)
+            state = {}
+        _save(engine, lock, {"team": identity})
+        done = outbox.push(engine, server, lock) | mirror.pull(engine, server, lock)
     except Exception as exc:
         failures = int(state.get("failures", "0")) + 1
         wait = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (failures - 1))
@@ -132,12 +119,12 @@ def status(engine: Any, probe: bool = True) -> dict[str, Any]:
         return {"team": "", "server": "", "state": "off (no team_url)"}
     with lock():
         state = team_table.state(engine.db)
-        queued = len(outbox.plan(engine, "", vectors=False))
+        queued = len(outbox.plan(engine, vectors=False))
         mirrored = team_table.mirror_count(engine.db)
     found: dict[str, Any] = {
-        "team": config.team_name,
+        "team": config.team_name or state.get("team", "").rpartition(" ")[2],
         "server": config.team_url,
-        "author": author(config),
+        "member": None,
         "last_sync": float(state["last_sync"]) if state.get("last_sync") else None,
         "queued": queued,
         "mirrored": mirrored,
@@ -145,7 +132,9 @@ def status(engine: Any, probe: bool = True) -> dict[str, Any]:
     }
     if probe:
         try:
-            found["records"] = connect(engine).count()
+            info = connect(engine).info()
+            found |= {"team": info["team"], "member": info["member"]}
+            found["records"] = info["records"]
             found["state"] = "ok"
         except Exception as exc:
             found["state"] = "error"
