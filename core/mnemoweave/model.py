@@ -47,9 +47,9 @@ def check_role(role: str) -> str:
 
 def check_identifier(value: str, name: str, separator: str = "") -> str:
     """An id (a session, host, key or project) as given, refused when it holds a secret
-    (a key is checked a part at a time: `host:session:message`); the value is not
+    (a key is checked a part at a time, `host:session:message`, a URL kept whole); the value is not
     repeated in the error."""
-    parts = value.split(separator) if separator else [value]
+    parts = re.split(re.escape(separator) + "(?!//)", value) if separator else [value]
     if value and any(holds_secret(part) for part in parts):
         raise InvalidInput(f"the {name} holds what looks like a secret: refused, nothing stored")
     return value

@@ -29,7 +29,7 @@ from .brief import brief_blocks
 from .brief import evidence as card_evidence
 from .hookspecs import hookimpl
 from .knowledge import MEMORY_FIRST, knowledge_blocks
-from .model import BRIEF_TIERS, TIERS, Block, Line, age, counted, iso
+from .model import BRIEF_TIERS, TIERS, Block, Line, age, check_identifier, counted, iso
 from .scope import visible
 from .store import cards as cards_table
 from .store import memories as memories_table
@@ -171,7 +171,10 @@ def weave(
 ) -> Weave:
     """The context for the next model turn of `session` (see Engine.weave). A session that
     has not had its brief since it started or was compacted gets it first; with no session,
-    an empty query asks for the brief a new session would get."""
+    an empty query asks for the brief a new session would get. A session id that holds a
+    secret is refused, as everywhere it would be stored."""
+    if session:
+        check_identifier(session, "session id")
     given = sessions_table.woven(engine.db, session) if session else set()
     briefing = BRIEFED not in given if session else not query.strip()
     blocks: list[Block] = []

@@ -186,6 +186,8 @@ def test_daemon_state_and_openapi(shared_daemon):
          400, "the project holds what looks like a secret"),
         ("POST", "/v1/memories", {"text": "x", "actor": "ci xoxb-" + "1234567890-" * 2 + "abc"},
          400, "the actor holds what looks like a secret"),
+        ("POST", "/v1/sessions/s-ghp_" + "Zq8vXc4LmN8pQ2" * 3 + "/start", {}, 400,
+         "the session id holds what looks like a secret"),
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_clearly(shared_daemon, method, path, body, status, words):
@@ -193,7 +195,8 @@ def test_bad_input_is_refused_clearly(shared_daemon, method, path, body, status,
     assert got == status and words in message, message
     assert "Traceback" not in message and "\n" not in message
     if "secret" in words:  # a refused secret is not repeated
-        assert not any(v in message for v in body.values() if len(v) > 1)
+        said = [*body.values(), *(part for part in path.split("/") if len(part) > 12)]
+        assert not any(v in message for v in said if len(v) > 1)
 
 
 def test_malformed_json_body(shared_daemon):

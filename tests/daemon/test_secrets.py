@@ -1,7 +1,8 @@
 """Secrets and private spans through every write path: the corpus of secret formats in
 English and Chinese (tests/secrets_corpus.py) goes through the Claude Code hooks (spooled and
 live), the transcript follower, the OpenCode and dsh plugins' spools, the API's ingest, batch
-ingest and remember, the CLI, import, the MCP tools, distilled cards accepted and rejected
+ingest and remember, identifiers (a session, host, turn key, project or actor holding a
+token is refused), the CLI, import, the MCP tools, distilled cards accepted and rejected
 with a reason, skills and their source URLs, and both exports. Afterwards no file under the
 data dir (SQLite with its FTS tables and WAL, Chroma, logs, spool) or the exports holds any
 of it, not even lower-cased as the full-text index keeps words."""
@@ -25,6 +26,7 @@ from running import NODE, daemon_env, run_node, start_daemon
 
 from mnemoweave import client, hook
 from mnemoweave.import_export import write_files
+from mnemoweave.secrets import holds_secret
 from mnemoweave.text import clean
 from secrets_corpus import CORPUS, rand
 
@@ -96,6 +98,13 @@ def waited(what: str, ready) -> None:
         time.sleep(0.1)
 
 
+def refused_without_echo(daemon, path: str, body: dict, token: str) -> None:
+    with pytest.raises(client.DaemonError) as got:
+        daemon.call("POST", path, body)
+    assert got.value.status == 400 and "looks like a secret" in str(got.value), got.value
+    assert token not in str(got.value)
+
+
 def event(kind: str, **properties) -> dict:
     return {"event": {"type": kind, "properties": properties}}
 
@@ -137,8 +146,8 @@ def test_no_secret_of_the_corpus_reaches_any_file(home, real_models, monkeypatch
     monkeypatch.setenv("HOME", str(user))
     env = daemon_env(home, HOME=str(user))
 
-    def mw(*args: str, stdin: str | None = None) -> str:
-        done = subprocess.run(
+    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
             [sys.executable, "-m", "mnemoweave", *args],
             input=stdin,
             capture_output=True,
@@ -148,6 +157,9 @@ def test_no_secret_of_the_corpus_reaches_any_file(home, real_models, monkeypatch
             cwd=repo,
             check=False,
         )
+
+    def mw(*args: str, stdin: str | None = None) -> str:
+        done = run(*args, stdin=stdin)
         assert done.returncode == 0, (args[:2], done.stderr[-2000:])
         return done.stdout
 
@@ -215,6 +227,33 @@ def test_no_secret_of_the_corpus_reaches_any_file(home, real_models, monkeypatch
         (imports / "notes.md").write_text("\n".join(sections))
         mw("import", str(imports))
         mw("import", "claude-code", "--all")
+
+        # identifiers that hold a token are refused whole, without an echo, on every path
+        # that takes one (the leak check at the end holds them to the logs too)
+        tokens = [s.needles[0] for s in CORPUS if holds_secret(s.needles[0])]
+        assert len(tokens) >= 60, len(tokens)
+        for token in tokens:
+            turn = {"session": "ids", "role": "user", "text": "an ordinary prompt"}
+            for field, value in (
+                ("session", f"s-{token}"),
+                ("host", f"h {token}"),
+                ("key", f"claude-code:ids:{token}"),
+                ("project", f"/srv/{token}"),
+            ):
+                refused_without_echo(daemon, "/v1/turns", turn | {field: value}, token)
+            note = {"text": "an ordinary note"}
+            for field in ("project", "actor"):
+                refused_without_echo(daemon, "/v1/memories", note | {field: token}, token)
+            prompt = payload("UserPromptSubmit", session_id=f"s-{token}", prompt="hello there")
+            run_hook("UserPromptSubmit", prompt)  # answers (exit 0); stores nothing of it
+        for token in tokens[:3]:
+            for args in (
+                ["ingest", "--session", token, "--role", "user", "-"],
+                ["remember", "--project", token, "-"],
+            ):
+                done = run(*args, stdin="an ordinary line")
+                assert done.returncode != 0 and "looks like a secret" in done.stderr, done
+                assert token not in done.stderr + done.stdout
 
         # distilled cards: two accepted (one with an edited summary), two rejected with a reason
         daemon.call("POST", "/v1/distill", {})

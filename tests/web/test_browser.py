@@ -155,6 +155,21 @@ def test_search_finds_the_right_memory_first_in_chinese_and_english(
     assert watch.problems(page) == []
 
 
+def test_a_team_memory_is_found_with_its_authors_and_opens_nothing(
+    page: Any, ui: UI, watch: Watch
+) -> None:
+    open_page(page, "memories")
+    page.locator("select[data-test=source]").select_option("team")
+    rows = search(page, "billing export nightly", first="team:000000000000")
+    expect()(rows.first).to_contain_text("reports replica")
+    expect()(rows.first).to_contain_text("shared by alice@acme.dev")
+    rows.first.click()
+    page.wait_for_timeout(300)
+    assert page.locator("[data-test=memory-detail]").count() == 0
+    assert page.locator("[data-test=error]").inner_text() == ""
+    assert watch.problems(page) == []
+
+
 def test_forget_then_restore(page: Any, ui: UI, watch: Watch) -> None:
     ref = ui.ids["forget"]
     body = open_memory(page, ref)

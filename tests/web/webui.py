@@ -90,14 +90,30 @@ SKILL = {
 }
 
 
+TEAM_MEMORY = (
+    "fact",
+    "The billing export runs nightly at 02:00 UTC from the reports replica",
+    ("alice@acme.dev",),
+    1_700_000_000.0,
+    1_700_000_000.0,
+)
+
+
 def seed(home: Path) -> dict[str, Any]:
     """Fill the data dir in-process (before the daemon starts: it holds the store lock):
     memories in English and Chinese, one holding a script tag, a filler per project, a
     session whose distillation leaves CARDS pending cards, a woven prompt, a skill. The ids
     by name, and the pending cards' ids."""
     from mnemoweave import Engine
+    from mnemoweave.store import team as team_table
+    from mnemoweave.store.db import transaction
+    from mnemoweave.store.team import TeamRecord
 
+    with (home / "config.toml").open("a", encoding="utf-8") as config:  # a team, not reachable
+        config.write('team_url = "http://127.0.0.1:9"\nteam_token = "mwt_web"\n')
     with Engine(home) as engine:
+        with transaction(engine.db) as db:  # what an earlier sync mirrored
+            team_table.upsert_mirror(db, [TeamRecord("0" * 32, PROJECT, *TEAM_MEMORY)])
         ids = {
             name: engine.remember(text, kind="fact", project=PROJECT).id
             for name, text in MEMORIES.items()

@@ -10,9 +10,14 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from ..model import check_identifier
+
 
 def ensure(db: sqlite3.Connection, session: str, host: str, project: str, now: float) -> None:
-    """Create the session if it is new."""
+    """Create the session if it is new; ids holding a secret are refused (model.py)."""
+    check_identifier(session, "session id")
+    check_identifier(host, "host")
+    check_identifier(project, "project")
     db.execute(
         "INSERT INTO sessions (id, host, project, started) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (id) DO NOTHING",

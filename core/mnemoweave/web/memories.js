@@ -49,8 +49,11 @@ function MemoryRow({ memory, selected, onOpen }) {
 }
 
 function HitRow({ hit, selected, onOpen }) {
+  // a team hit lives in the mirror, not the store: nothing to open, its authors shown
+  const team = hit.id.startsWith("team:");
+  const authors = team && Array.isArray(hit.extra?.authors) ? hit.extra.authors.join(", ") : "";
   return html`
-    <${OpenRow} id=${hit.id} variant="hit" selected=${selected} onOpen=${onOpen}>
+    <${OpenRow} id=${hit.id} variant="hit" selected=${selected} onOpen=${team ? () => {} : onOpen}>
       <div class="row-head">
         <${KindBadge} kind=${hit.kind} />
         <${ProjectName} project=${hit.project} />
@@ -58,7 +61,7 @@ function HitRow({ hit, selected, onOpen }) {
         <span class="muted small"><${Time} ts=${hit.created} /></span>
       </div>
       <div class="row-text">${clip(hit.text, 200)}</div>
-      <div class="row-meta muted small"><${Id} id=${hit.id} /></div>
+      <div class="row-meta muted small"><${Id} id=${hit.id} />${authors && ` · ${t("sharedBy")} ${authors}`}</div>
       <${Explain} hit=${hit} />
     <//>
   `;
@@ -165,7 +168,7 @@ export function MemoriesPage({ arg }) {
             setSource(e.target.value);
             if (search) runSearch({ source: e.target.value, query: search.query });
           }}>
-            ${["memories", "turns", "all"].map((s) => html`<option key=${s} value=${s}>${t(`source_${s}`)}</option>`)}
+            ${["memories", "turns", "team", "all"].map((s) => html`<option key=${s} value=${s}>${t(`source_${s}`)}</option>`)}
           </select>
           ${search &&
           html`<button data-test="clear-search" onClick=${() => {
