@@ -8,8 +8,9 @@ many memories in the member's projects (the fillers' texts, each made distinct b
 number, with their model embeddings; written straight to Chroma, stamped an hour old, as if
 published earlier by a teammate), and the member gets a token of that team, then:
 - `sync_seconds`: the member's first sync, which mirrors every one of them;
-- `incremental_sync_seconds`: a later sync after --fresh new records arrive (it also
-  pulls again what changed in the OVERLAP before its cursor: `incremental_records`);
+- `incremental_sync_seconds`: a later sync after --fresh new records arrive (it reads
+  again what changed in the OVERLAP before its cursor, and mirrors only what is new or
+  changed: `incremental_records`);
 - search (`source="all"`: own memories, turns and team hits) and weave p50/p95 over the
   dev prompts, with the mirror, and `baseline` the same with the team off.
 The weave target is p95 under 100 ms.

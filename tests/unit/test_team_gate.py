@@ -14,6 +14,7 @@ import pytest
 
 from mnemoweave.team import members
 from mnemoweave.team.records import Records
+from mnemoweave.team.server import pack
 from mnemoweave.team.service import MAX_BODY, TeamHTTPServer, chroma_client
 
 WITHIN = 5.0  # seconds any answer may take
@@ -70,11 +71,9 @@ def call(port: int, token: str, path: str, body: dict | None = None) -> tuple[in
 
 
 def record(text: str, project: str = "github.com/acme/app", **extra) -> dict:
-    return (
-        {"project": project, "kind": "fact", "text": text, "created": 1.7e9}
-        | extra
-        | {"vector": extra.get("vector", [1.0, 0.0, 0.0, 0.0])}
-    )
+    vector = pack(extra.pop("vector", [1.0, 0.0, 0.0, 0.0]))
+    given = {"project": project, "kind": "fact", "text": text, "created": 1.7e9}
+    return given | {"vector": vector} | extra
 
 
 def joined(team: Team, token: str) -> None:
@@ -153,7 +152,9 @@ def test_chromas_own_api_is_not_served(team):
 @pytest.mark.parametrize(
     ("given", "error"),
     [
-        (record("fine", vector=[1.0, 2.0]), "'vector' must be 4 finite numbers"),
+        (record("fine", vector=[1.0, 2.0]), "'vector' must be 4 finite float32 values"),
+        (record("fine", vector=[1.0, float("nan"), 0.0, 0.0]), "'vector' must be 4 finite"),
+        (record("fine") | {"vector": [1.0, 0.0, 0.0, 0.0]}, "'vector' must be 4 finite"),
         (record("token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"), "looks like a secret"),
         (record("fine", project="ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"), "secret"),
         (record("fine") | {"kind": "chat"}, "unknown kind"),

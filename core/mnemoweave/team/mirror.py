@@ -6,8 +6,8 @@ that project's shared memories, whatever its own store holds), and applies each 
 one transaction: a record lands in `team_mirror` (text, authors,
 times, full-text index) and its embedding in the local vector collection `team-MODEL`; a
 tombstone removes both. The cursor is the newest `updated` seen; each pull starts OVERLAP
-seconds before it, so a member whose clock runs a little behind is not missed (pulling a
-record twice changes nothing; a clock more than OVERLAP behind can miss one).
+seconds before it, so a member whose clock runs a little behind is not missed (a record
+pulled again unchanged is skipped; a clock more than OVERLAP behind can miss one).
 """
 
 from __future__ import annotations
@@ -32,9 +32,18 @@ def pull(engine: Any, server: TeamServer, lock: Lock) -> dict[str, int]:
     newest, offset = cursor, 0
     while True:
         page = server.changed(max(0.0, cursor - OVERLAP), PAGE, offset)
-        gone = [c.record.cid for c in page if c.tombstone]
-        live = [c for c in page if not c.tombstone]
         with lock():
+            known = team_table.mirror_rows(engine.db, [c.record.cid for c in page])
+            # what the look back brings again, as it is mirrored already, is left alone
+            gone = [c.record.cid for c in page if c.tombstone and c.record.cid in known]
+            live = [
+                c
+                for c in page
+                if not c.tombstone
+                and (
+                    c.record.cid not in known or known[c.record.cid]["updated"] != c.record.updated
+                )
+            ]
             with transaction(engine.db) as db:
                 team_table.remove_mirror(db, gone)
                 team_table.upsert_mirror(db, [c.record for c in live])

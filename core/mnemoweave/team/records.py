@@ -12,7 +12,6 @@ authors and the times are set here, from the member's token and the server's clo
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ from typing import Any
 from ..errors import InvalidInput, MnemoweaveError
 from ..model import check_identifier, check_kind, check_time
 from ..secrets import holds_secret
-from .server import content_id
+from .server import content_id, pack, unpack
 
 MAX_RECORDS = 100  # records one publish may carry
 MAX_IDS = 1000  # content ids one retract may carry
@@ -164,7 +163,7 @@ class Records:
                 "created": float(meta.get("created", 0.0)),
                 "updated": float(meta.get("updated", 0.0)),
                 "tombstone": bool(meta.get("tombstone")),
-                "vector": None if meta.get("tombstone") else [float(x) for x in vector],
+                "vector": None if meta.get("tombstone") else pack(vector),
             }
             for cid, meta, text, vector in zip(
                 got["ids"], got["metadatas"], got["documents"], got["embeddings"], strict=True
@@ -216,16 +215,10 @@ def _checked(record: Any, dim: int) -> dict[str, Any]:
     if holds_secret(text):
         raise InvalidInput("a record's 'text' holds what looks like a secret")
     created = float(check_time(created, "created"))
-    if (
-        not isinstance(vector, list)
-        or len(vector) != dim
-        or not all(isinstance(x, int | float) and math.isfinite(x) for x in vector)
-    ):
-        raise InvalidInput(f"a record's 'vector' must be {dim} finite numbers")
     return {
         "project": project,
         "kind": kind,
         "text": text,
         "created": min(created, time.time()),
-        "vector": [float(x) for x in vector],
+        "vector": unpack(vector, dim),
     }
