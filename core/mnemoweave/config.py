@@ -6,6 +6,7 @@ Settings come from defaults < `$MNEMOWEAVE_HOME/config.toml` < `MNEMOWEAVE_*` en
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidInput
+
+log = logging.getLogger("mnemoweave.config")
 
 
 def data_dir() -> Path:
@@ -150,6 +153,10 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
         raise InvalidInput(f"setting {name}: expected {kind.__name__}, got {value!r}") from None
 
 
+# Settings that no longer exist: ignored with a warning, so an older config.toml still loads.
+RETIRED = {"team_author": "the team server names each author from their token"}
+
+
 def load_config(home: Path | None = None, **overrides: Any) -> Config:
     """Build the effective Config for a data dir."""
     home = home or data_dir()
@@ -161,6 +168,9 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InvalidInput(f"{path}: not valid TOML ({exc})") from None
     known = {f.name: f for f in fields(Config)}
+    for name in sorted(set(values) & set(RETIRED)):
+        log.warning("%s: %s is no longer a setting (%s); ignored", path, name, RETIRED[name])
+        values.pop(name)
     unknown = sorted(set(values) - set(known))
     if unknown:
         raise InvalidInput(f"{path}: unknown setting(s): {', '.join(unknown)}")

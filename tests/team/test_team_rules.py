@@ -61,3 +61,15 @@ def test_share_is_refused_for_a_global_card_or_without_a_team(tmp_path: Path):
         with pytest.raises(InvalidInput, match="the memory is global"):
             engine.review(card.id, "accept", share=True)
         assert engine.pending("")[0].id == card.id  # still pending
+
+
+def test_an_older_config_with_team_author_still_loads(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    (tmp_path / "config.toml").write_text('team_url = "http://127.0.0.1:1"\nteam_author = "a@b"\n')
+    with caplog.at_level("WARNING", logger="mnemoweave.config"):
+        assert load_config(tmp_path).team_url == "http://127.0.0.1:1"
+    assert "team_author is no longer a setting" in caplog.text
+    (tmp_path / "config.toml").write_text('team_writer = "a@b"\n')
+    with pytest.raises(InvalidInput, match="unknown setting"):
+        load_config(tmp_path)
