@@ -46,9 +46,9 @@ def check_role(role: str) -> str:
 
 
 def check_identifier(value: str, name: str, separator: str = "") -> str:
-    """An id (a session, host, key or project) as given, refused when it holds a secret
-    (a key is checked a part at a time, `host:session:message`, a URL kept whole); the value is not
-    repeated in the error."""
+    """An id (a session, host, key, project or actor) as given, refused when it holds a
+    secret (a key is checked a part at a time, `host:session:message`, a URL kept whole);
+    the value is not repeated in the error."""
     parts = re.split(re.escape(separator) + "(?!//)", value) if separator else [value]
     if value and any(holds_secret(part) for part in parts):
         raise InvalidInput(f"the {name} holds what looks like a secret: refused, nothing stored")

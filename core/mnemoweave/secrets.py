@@ -386,7 +386,7 @@ def _plugins() -> _Library:
 @functools.lru_cache(maxsize=1024)  # a session's, a host's and a project's ids recur
 def holds_secret(value: str) -> bool:
     """Whether `redact` would change the value: ids are refused, never redacted into one
-    another (see writes.check_identifier)."""
+    another (see model.check_identifier)."""
     return redact(value) != value
 
 

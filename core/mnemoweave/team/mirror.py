@@ -3,11 +3,11 @@
 The pull asks the server for the team's records updated after the cursor, a page at a
 time, every project of the team alike (so a member's first session in a repository finds
 that project's shared memories, whatever its own store holds), and applies each page in
-one transaction: a record lands in `team_mirror` (text, authors,
-times, full-text index) and its embedding in the local vector collection `team-MODEL`; a
-tombstone removes both. The cursor is the newest `updated` seen; each pull starts OVERLAP
-seconds before it, so a member whose clock runs a little behind is not missed (a record
-pulled again unchanged is skipped; a clock more than OVERLAP behind can miss one).
+one transaction: a record lands in `team_mirror` (text, authors, times, full-text index)
+and its embedding in the local vector collection `team-MODEL`; a tombstone removes both.
+The cursor is the newest `updated` seen; each pull starts OVERLAP seconds before it, so a
+member whose clock runs a little behind is not missed (a record pulled again unchanged is
+skipped; a clock more than OVERLAP behind can miss one).
 """
 
 from __future__ import annotations

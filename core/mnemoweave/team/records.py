@@ -100,7 +100,7 @@ class Records:
             metadatas = []
             for cid, r in zip(cids, checked, strict=True):
                 old = there.get(cid)
-                authors = sorted({*(old["authors"].split(", ") if old else ()), member} - {""})
+                authors = sorted({*(authors_of(old) if old else ()), member})
                 created = min(float(old["created"]), r["created"]) if old else r["created"]
                 metadatas.append(metadata(r["project"], r["kind"], authors, created, now, False))
             if cids:
@@ -122,7 +122,7 @@ class Records:
             kept: dict[str, dict[str, Any]] = {}
             buried: dict[str, dict[str, Any]] = {}
             for cid, meta in there.items():
-                authors = [a for a in meta["authors"].split(", ") if a]
+                authors = authors_of(meta)
                 if member not in authors:
                     continue
                 left = [a for a in authors if a != member]
@@ -159,7 +159,7 @@ class Records:
                 "project": meta.get("project", ""),
                 "kind": meta.get("kind", "fact"),
                 "text": text or "",
-                "authors": [a for a in str(meta.get("authors", "")).split(", ") if a],
+                "authors": authors_of(meta),
                 "created": float(meta.get("created", 0.0)),
                 "updated": float(meta.get("updated", 0.0)),
                 "tombstone": bool(meta.get("tombstone")),
@@ -181,6 +181,11 @@ def _live(found: Any, cids: list[str]) -> dict[str, dict[str, Any]]:
         for cid, meta in zip(got["ids"], got["metadatas"], strict=True)
         if not meta.get("tombstone")
     }
+
+
+def authors_of(meta: dict[str, Any]) -> list[str]:
+    """The authors a record's metadata holds (`metadata` joins them with ", ")."""
+    return [a for a in str(meta.get("authors", "")).split(", ") if a]
 
 
 def metadata(
