@@ -45,6 +45,7 @@ BENCHMARKS = (
     "proxy",
     "team",
     "cold",
+    "startup",
 )
 # A benchmark whose module has another name (tests/e2e is a package of its own).
 MODULES = {"e2e": "reach", "cards-quality": "cards_quality"}

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,8 +68,10 @@ def provide_venv(bundle: Path, extras: str = "", env: dict[str, str] | None = No
     ours = sysconfig.get_paths()["purelib"]
     Path(purelib, "mnemoweave-checkout.pth").write_text(f"{bundle / 'core'}\n{ours}\n")
     script = venv / "bin" / "mnemoweave"
+    named = tomllib.loads((bundle / "pyproject.toml").read_text())["project"]["scripts"]
+    module, function = named["mnemoweave"].split(":")
     script.write_text(
-        f"#!{python}\nimport sys\nfrom mnemoweave.cli import main\nsys.exit(main())\n"
+        f"#!{python}\nimport sys\nfrom {module} import {function}\nsys.exit({function}())\n"
     )
     script.chmod(0o755)
     digest = hashlib.sha256((bundle / "pyproject.toml").read_bytes()).hexdigest()[:16]

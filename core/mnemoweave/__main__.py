@@ -1,5 +1,5 @@
-"""`python -m mnemoweave`: the CLI, for when the console script is not on PATH."""
+"""`python -m mnemoweave`: the program, for when the console script is not on PATH."""
 
-from .cli import main
+from .entry import main
 
 main()

@@ -11,10 +11,10 @@ from pathlib import Path
 import click
 
 from .cli import UserError, _emit, _engine, cli, json_option
+from .hook import HOSTS
 from .model import counted
 from .terminal import shown
 
-HOSTS = ("claude-code", "opencode")
 SCOPES = ("user", "project")
 
 

@@ -237,15 +237,16 @@ def daemon_command() -> list[str]:
     return [sys.executable, "-m", "mnemoweave"]
 
 
-def _spawn(home: str) -> bool:
-    """Start `mnemoweave serve` in its own session, output appended to the daemon log."""
+def _spawn(home: str) -> Any:
+    """Start `mnemoweave serve` in its own session, output appended to the daemon log: its
+    process (None when it could not be started)."""
     import subprocess
 
     log = os.path.join(home, LOG_NAME)
     try:
         os.makedirs(os.path.dirname(log), exist_ok=True)
         with open(log, "ab") as out:
-            subprocess.Popen(
+            return subprocess.Popen(
                 [*daemon_command(), "--home", home, "serve"],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -255,27 +256,29 @@ def _spawn(home: str) -> bool:
                 env={**os.environ, "MNEMOWEAVE_HOME": home},
             )
     except OSError:
-        return False
-    return True
+        return None
 
 
 def ensure_daemon(home: Where, budget_seconds: float = 5.0) -> bool:
     """A daemon answers for `home` within `budget_seconds`: start one if none runs.
 
     A daemon still warming up (it holds the lock but does not answer yet) is waited for,
-    not started twice. False when none answered in time (one may still be starting).
+    not started twice. False when none answered in time (one may still be starting) or the
+    one it started exited.
     """
     home = os.fspath(home)
     deadline = time.monotonic() + budget_seconds
     if running(home, timeout=min(PROBE_TIMEOUT, budget_seconds)):
         return True
-    holder = lock_holder(home)
-    if (holder is None or holder[1] != DAEMON_ROLE) and not _spawn(home):
+    holder, started = lock_holder(home), None
+    if (holder is None or holder[1] != DAEMON_ROLE) and (started := _spawn(home)) is None:
         return False
     pause = 0.01
     while (left := deadline - time.monotonic()) > 0:
         time.sleep(min(pause, left))
         pause = min(pause * 2, 0.1)
+        if started is not None and started.poll() is not None:
+            return running(home, timeout=PROBE_TIMEOUT)  # it exited: another may have won
         if running(home, timeout=max(0.05, min(PROBE_TIMEOUT, deadline - time.monotonic()))):
             return True
     return False

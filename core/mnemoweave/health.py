@@ -83,7 +83,7 @@ def status(engine: Engine) -> dict[str, Any]:
 def _spool(home: Path) -> dict[str, Any]:
     """Payloads waiting in the spool, and whether its reserve for a full disk is there
     (None: no spool yet)."""
-    from .hook import RESERVE, SPOOL, spooled_names
+    from .spooled import RESERVE, SPOOL, spooled_names
 
     folder = home / SPOOL
     if not folder.is_dir():

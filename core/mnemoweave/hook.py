@@ -3,11 +3,12 @@
 Standard library only: a hook is a short-lived process on the host's hot path. It fails
 open: on any error, timeout or bad payload it prints nothing, logs one line to
 `$MNEMOWEAVE_HOME/logs/hooks.log` and exits 0 (never 2, which would block the host). When
-no daemon answers it starts one and waits at most what is left of the event's budget; a
-payload the daemon did not take is spooled under `spool/` and stored when the daemon
-starts, so no turn is lost. The Claude Code plugin's hooks (run with
-MNEMOWEAVE_HOOK_VIA=plugin) stand aside where a settings install of ours is active, so
-that a prompt gets one memory block (the daemon checks for that install).
+no daemon answers it starts one; only a prompt waits for it, at most its budget, and a
+session's start is answered from the store (cold_start.py). A payload the daemon did not
+take is spooled under `spool/` and stored when the daemon starts, so no turn is lost. The
+Claude Code plugin's hooks (run with MNEMOWEAVE_HOOK_VIA=plugin) stand aside where a
+settings install of ours is active, so that a prompt gets one memory block (the daemon
+checks for that install).
 
 A prompt waits for the hook's whole process, so the common case imports next to nothing:
 with a daemon running, the payload goes to it as it was read and its answer comes back as
@@ -23,14 +24,17 @@ import time
 
 from . import client
 from .private import restrict
+from .spooled import RESERVE, RESERVE_BYTES, SPOOL
 
-# Seconds each event may spend end to end. The prompt path is the one the user waits on.
-# SessionStart may wait for a cold daemon to warm up (models, index, jieba: 2-5 s on a
-# 2-core machine), once, so that the session's first prompt already gets its memory.
-BUDGETS = {"SessionStart": 8.0, "UserPromptSubmit": 0.25, "SessionEnd": 1.0, "PreCompact": 5.0}
+# Seconds each event may spend end to end. The prompt path is the one the user waits on,
+# and the only one that waits for a daemon being started (at most its budget): every other
+# event finding no daemon wakes one and is spooled at once (a session's start is answered
+# from the store meanwhile: cold_start.py).
+HOSTS = ("claude-code", "opencode")  # the hosts whose hooks `mnemoweave hook` runs
+PROMPT = "UserPromptSubmit"
+BUDGETS = {PROMPT: 0.25, "SessionEnd": 1.0, "PreCompact": 5.0}
 DEFAULT_BUDGET = 2.0
 MAX_PAYLOAD = 16 * 1024 * 1024  # bytes read from stdin; a longer payload is cut (and logged)
-SPOOL = "spool"
 
 TYPE_CHECKING = False  # typing and pathlib cost imports on the hook's path: paths are strings
 if TYPE_CHECKING:
@@ -47,7 +51,7 @@ def home() -> str:
 def budget(event: str) -> float:
     """The event's budget in seconds; MNEMOWEAVE_HOOK_BUDGET_MS sets the prompt path's."""
     override = os.environ.get("MNEMOWEAVE_HOOK_BUDGET_MS", "")
-    if event == "UserPromptSubmit" and override.isdigit():
+    if event == PROMPT and override.isdigit():
         return int(override) / 1000
     return BUDGETS.get(event, DEFAULT_BUDGET)
 
@@ -79,10 +83,6 @@ def _kept(payload: Any) -> Any:
                 {k: given[k] for k in names if k in given} if isinstance(given, dict) else None
             )
     return kept
-
-
-RESERVE = ".reserve"  # spool/.reserve: room kept for a payload when the disk fills up
-RESERVE_BYTES = 1 << 20  # enough for hundreds of spooled prompts and the log lines
 
 
 def spool(where: str | PathLike[str], host: str, event: str, payload: Any) -> Path:
@@ -122,16 +122,6 @@ def _spooled(folder: Path, record: dict[str, Any]) -> Path:
         partial.unlink(missing_ok=True)
         raise
     return folder / name
-
-
-def spooled_names(where: str | PathLike[str]) -> list[str]:
-    """The names of the payloads waiting in the spool, oldest first (a file being written,
-    `.NAME`, and the reserve are not payloads)."""
-    try:
-        names = os.listdir(os.path.join(where, SPOOL))
-    except FileNotFoundError:
-        return []
-    return sorted(n for n in names if n.endswith(".json") and n[0] != ".")
 
 
 def _give_up_reserve(folder: Path) -> bool:
@@ -219,9 +209,14 @@ def _deliver(where: str, host: str, event: str, payload: Any, deadline: float) -
         left = max(0.1, deadline - time.monotonic())  # a daemon there answers this at once
         if exc.status is not None or client.running(where, timeout=left):
             raise  # refused, or there but slow: retrying would only spend the budget
-    if not client.ensure_daemon(where, max(0.0, deadline - time.monotonic())):
-        raise client.DaemonError("the daemon did not start within the hook's budget")
+    wait = max(0.0, deadline - time.monotonic()) if event == PROMPT else 0.0
+    if not client.ensure_daemon(where, wait):
+        raise Cold("no daemon answered; one is starting")
     return client.request(where, "POST", path, body, timeout=deadline - time.monotonic())
+
+
+class Cold(client.DaemonError):
+    """No daemon answered in time: one was woken (or is starting) for the next hooks."""
 
 
 UNREADABLE = object()  # what `_read` returns for a payload that is not JSON
@@ -253,10 +248,24 @@ def _general(where: str, host: str, event: str, raw: bytes, deadline: float) -> 
     try:
         answer = _deliver(where, host, event, payload, deadline)
     except client.DaemonError as exc:
+        cold = _cold_start(where, host, event, payload) if isinstance(exc, Cold) else ""
         _failed(where, host, event, payload, exc)
-        return ""
+        return cold
     output = answer.get("output") if isinstance(answer, dict) else None
     return json.dumps(output, ensure_ascii=False) if output else ""
+
+
+def _cold_start(where: str, host: str, event: str, payload: Any) -> str:
+    """A session's start answered from the store while the daemon warms ("" for any other
+    event, or when that fails: logged)."""
+    try:
+        with_site()
+        from .cold_start import answer
+
+        return answer(where, host, event, payload, _via())
+    except Exception as exc:
+        log(where, f"{host} {event}: no answer from the store: {type(exc).__name__}: {exc}")
+        return ""
 
 
 def _failed(where: str, host: str, event: str, payload: Any, exc: client.DaemonError) -> None:
@@ -303,10 +312,10 @@ def main(argv: list[str] | None = None) -> int:
     return run(args[0], args[1], sys.stdin.buffer, sys.stdout)
 
 
-def cli() -> None:
-    """The hook process: run, then exit without the interpreter's teardown (the answer is
-    out and every file is closed)."""
-    code = main()
+def cli(argv: list[str] | None = None) -> None:
+    """The hook process (`argv`: HOST EVENT, default the command line's): run, then exit
+    without the interpreter's teardown (the answer is out and every file is closed)."""
+    code = main(argv)
     sys.stdout.flush()
     os._exit(code)
 

@@ -108,6 +108,18 @@ def settings_install(cwd: Path | None = None) -> Path | None:
     return None
 
 
+PLUGIN = "plugin"  # what the Claude Code plugin's hooks send as `via` (MNEMOWEAVE_HOOK_VIA)
+
+
+def aside_for(host: str, payload: Any, via: str | None) -> Path | None:
+    """The settings install a hook of the Claude Code plugin stands aside for, so that a
+    prompt gets one memory block (None: the hook answers)."""
+    if via != PLUGIN or host != "claude-code":
+        return None
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return settings_install(Path(cwd) if isinstance(cwd, str) and cwd else None)
+
+
 def plugin_enabled(cwd: Path | None = None) -> bool:
     """Whether a settings file in `cwd` enables mnemoweave's Claude Code plugin."""
     for path in settings_files(cwd):

@@ -5,9 +5,10 @@ characters and the whole tool listing within LISTING_BUDGET, because the host pu
 listing into the model's context on every turn.
 
 Each call opens the store the way one CLI command does (`open_store`): through the daemon
-when it answers, otherwise in-process under the one-writer lock, taken for that call only
-and released before the answer goes out, so an idle server never blocks the hooks, the CLI
-or a daemon that starts later. Calls run one at a time. After an in-process call the
+when it answers (the first call starts one when none runs, and waits for it at most
+DAEMON_WITHIN seconds), otherwise in-process under the one-writer lock, taken for that
+call only and released before the answer goes out, so an idle server never blocks the
+hooks, the CLI or a daemon that starts later. Calls run one at a time. After an in-process call the
 vector store's process-wide cache is dropped, so the next call reads what other writers
 stored in the meantime; only the embedding models (read-only) stay loaded between calls.
 
@@ -22,7 +23,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -45,6 +46,7 @@ from .weave import fenced, quote
 DESCRIPTION_BUDGET = 200  # characters per tool description
 LISTING_BUDGET = 5500  # characters of the whole tools/list answer (names, descriptions, schemas)
 TEXT_WIDTH = 300  # characters of a memory's text in a result line
+DAEMON_WITHIN = 15.0  # seconds the first call waits for the daemon it starts (it warms in 1.5-3)
 LOG_NAME = "mcp.log"
 
 INSTRUCTIONS = (
@@ -122,12 +124,6 @@ def _validation_text(error: ValidationError) -> str:
 class MemoryServer(MCPServer):
     """MCPServer whose tool errors are one line and whose tool schemas carry no titles."""
 
-    async def run_stdio_async(self) -> None:
-        """Serve on stdin and stdout, answering every request read before the input ends."""
-        from .mcp_stdio import serve_stdio
-
-        await serve_stdio(self._lowlevel_server)
-
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
@@ -167,11 +163,15 @@ class Store:
     def __init__(self, project: str) -> None:
         self.project = project
         self._lock = threading.Lock()
+        self._woken = False
 
     def run(self, tool: str, work: Callable[[Any], str]) -> str:
         from .daemon.remote import open_store
 
         with self._lock:
+            if not self._woken:  # the first call: a daemon serves this one and the rest
+                self._woken = True
+                client.ensure_daemon(data_dir(), DAEMON_WITHIN)
             try:
                 with open_store(f"mnemoweave mcp {tool}") as engine:
                     return work(engine)
@@ -438,11 +438,18 @@ def build(project: str | None = None) -> MemoryServer:
     return server
 
 
-def serve(project: str | None = None) -> None:
-    """Run the server on stdin/stdout until the client closes the connection. SIGINT ends
-    it as SIGTERM does (hosts send it first when they shut their servers down)."""
+def serve(project: str | None = None, said: Sequence[bytes] = (), replayed: str = "") -> None:
+    """Run the server on stdin/stdout until the client closes the connection, answering
+    every request read before the input ends. `said`: what the front (mcp_front.py) read
+    before it handed the connection over, read first; the reply to `replayed` (the id of
+    the initialize the front answered) is not sent again. SIGINT ends it as SIGTERM does
+    (hosts send it first when they shut their servers down)."""
     import signal
+
+    import anyio
+
+    from .mcp_stdio import serve_stdio
 
     server = build(project)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    server.run("stdio")
+    anyio.run(serve_stdio, server._lowlevel_server, said, replayed)

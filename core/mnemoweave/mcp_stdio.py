@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from io import TextIOWrapper
 from typing import Any
 
@@ -42,8 +43,11 @@ class Exchange:
         if (key := self._id(line, request=False)) is not None:
             self.open.discard(key)
 
-    async def lines(self, source: Any) -> Any:
-        """The lines of `source`; at its end, once what they asked is answered."""
+    async def lines(self, source: Any, said: Sequence[str] = ()) -> Any:
+        """`said`, then the lines of `source`; at its end, once what they asked is answered."""
+        for line in said:
+            self.asked(line)
+            yield line
         async for line in source:
             self.asked(line)
             yield line
@@ -53,12 +57,16 @@ class Exchange:
 
 
 class _Output:
-    def __init__(self, target: Any, exchange: Exchange) -> None:
+    """The wire, seen by the exchange; the reply to `replayed` (an id) is not sent."""
+
+    def __init__(self, target: Any, exchange: Exchange, replayed: str) -> None:
         self.target, self.exchange = target, exchange
+        self.replayed = json.dumps(replayed) if replayed else None
         self.written: list[str] = []
 
     async def write(self, text: str) -> None:
-        await self.target.write(text)
+        if self.replayed is None or Exchange._id(text, request=False) != self.replayed:
+            await self.target.write(text)
         self.written.append(text)
 
     async def flush(self) -> None:
@@ -68,15 +76,17 @@ class _Output:
         self.written.clear()
 
 
-async def serve_stdio(server: Any) -> None:
+async def serve_stdio(server: Any, said: Sequence[bytes] = (), replayed: str = "") -> None:
     """Run the SDK's low-level `server` on stdin and stdout until the input ends and every
-    request read is answered."""
+    request read is answered: first the lines `said` (read before, by the front), with no
+    reply sent to the request whose id is `replayed`."""
     wire = os.fdopen(os.dup(sys.stdout.fileno()), "wb")  # the protocol's own stdout
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints miss the wire
     exchange = Exchange()
     given = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-    stdin = exchange.lines(anyio.wrap_file(given))
-    stdout = _Output(anyio.wrap_file(TextIOWrapper(wire, encoding="utf-8")), exchange)
+    earlier = [line.decode("utf-8", "replace") for line in said]
+    stdin = exchange.lines(anyio.wrap_file(given), earlier)
+    stdout = _Output(anyio.wrap_file(TextIOWrapper(wire, encoding="utf-8")), exchange, replayed)
     # The SDK annotates `stdout` as anyio.AsyncFile[str] but only awaits its write() and
     # flush(), which _Output provides (it wraps one to see each answer go out).
     async with stdio_server(stdin, stdout) as (read_stream, write_stream):  # type: ignore[arg-type]

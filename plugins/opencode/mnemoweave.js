@@ -29,19 +29,21 @@
 // Budgets (ms, end to end): chat.message 250 (MNEMOWEAVE_HOOK_BUDGET_MS overrides it; the
 // user waits on it), session.created 3000, session.idle and session.compacted 5000,
 // experimental.session.compacting 2000. It fails open: whatever goes wrong, the chat goes
-// on unchanged and one line goes to `$MNEMOWEAVE_HOME/logs/hooks.log`. When it loads and
-// at session.created it wakes the daemon: when none answers it starts one, and a session's
-// first chat.message waits for it (at most WAKE_MS from the wake) before its own budget
-// runs, so a cold start still weaves the first prompt. When no daemon answers a hook, it
-// starts one, detached (`$MNEMOWEAVE_BIN`, else the command recorded at install,
-// else the checkout's `.venv/bin/mnemoweave` two levels above this file, else `mnemoweave`
-// on PATH), and waits at most the rest of the budget. A payload the daemon did not take,
-// or still had in flight when OpenCode exits, is cleaned by `mnemoweave redact --json`
-// (secrets and private spans never reach the disk; nothing is spooled when that cannot run)
-// and written to `$MNEMOWEAVE_HOME/spool/` as `{"host", "event", "payload"}` (a temporary
-// file renamed into place, mode 0600); the daemon stores it later, and turn keys make a
-// payload delivered twice count once. What it writes under the data dir is its user's only:
-// directories 0700, files 0600.
+// on unchanged and one line goes to `$MNEMOWEAVE_HOME/logs/hooks.log`. When it loads, and
+// whenever no daemon answers, it starts one, detached (`$MNEMOWEAVE_BIN`, else the command
+// recorded at install, else the checkout's `.venv/bin/mnemoweave` two levels above this
+// file, else `mnemoweave` on PATH), and never waits for it to warm up, but on a message:
+// chat.message waits for a daemon being started at most its own budget. An event no
+// daemon took goes to `mnemoweave hook opencode EVENT`, as Claude Code's hooks go: it
+// answers a session's start from the store (the brief, scene and nudge need no model; the
+// session's first message gets that context when its own weave cannot come), delivers the
+// event if a daemon answers by then, and otherwise spools it. A payload still in flight
+// when OpenCode exits, or that could not be handed over, is cleaned by `mnemoweave redact
+// --json` (secrets and private spans never reach the disk; nothing is spooled when that
+// cannot run) and written to `$MNEMOWEAVE_HOME/spool/` as `{"host", "event", "payload"}`
+// (a temporary file renamed into place, mode 0600); the daemon stores it later, and turn
+// keys make a payload delivered twice count once. What it writes under the data dir is
+// its user's only: directories 0700, files 0600.
 
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -60,8 +62,8 @@ const BUDGETS_MS = {
   "experimental.session.compacting": 2000,
 };
 const DEFAULT_BUDGET_MS = 2000;
-const WAKE_MS = 3000; // how long a session's first message waits for a daemon being woken
-const PROBE_MS = 200; // one look at the daemon while waking it
+const PROBE_MS = 200; // one look at the daemon when the plugin loads
+const HAND_OVER_MS = 10000; // one run of `mnemoweave hook` given an event no daemon took
 const PRIVATE_DIR = { recursive: true, mode: 0o700 }; // the data dir and what is in it
 const PRIVATE_FILE = 0o600;
 const SPAWN_EVERY_MS = 10000; // at most one daemon start per process in this window
@@ -318,6 +320,8 @@ function startDaemon(where) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// The daemon's answer. When none answers, one is started; only a message waits for it (at
+// most its budget): anything else is refused at once as unreachable (see send).
 async function deliver(where, event, payload, deadline) {
   try {
     return await post(where, event, payload, deadline - Date.now());
@@ -325,11 +329,14 @@ async function deliver(where, event, payload, deadline) {
     if (!error.unreachable) throw error; // refused, slow or broken: waiting would not help
   }
   const starting = startDaemon(where);
+  if (event !== "chat.message") throw failure("no daemon answered; one is starting", null, true);
   let pause = 20;
   for (;;) {
     const left = deadline - Date.now();
-    if (left <= 0) throw failure("the daemon did not start within the hook's budget");
-    if (starting?.exited) throw failure("the daemon exited as it started (see logs/daemon.log)");
+    if (left <= 0) throw failure("the daemon did not start within the hook's budget", null, true);
+    if (starting?.exited) {
+      throw failure("the daemon exited as it started (see logs/daemon.log)", null, true);
+    }
     await sleep(Math.min(pause, left));
     pause = Math.min(pause * 2, 200);
     if (deadline - Date.now() <= 0) continue;
@@ -361,19 +368,48 @@ function answers(where, timeoutMs) {
   });
 }
 
-// Start a daemon when none answers and wait until one does, at most WAKE_MS. Never throws.
+// Start a daemon when none answers, without waiting for it. Never throws.
 async function wake(where) {
-  const deadline = Date.now() + WAKE_MS;
   try {
-    if (await answers(where, PROBE_MS)) return;
-    const starting = startDaemon(where);
-    while (Date.now() < deadline && !starting?.exited) {
-      await sleep(Math.min(50, deadline - Date.now()));
-      if (await answers(where, Math.min(PROBE_MS, deadline - Date.now()))) return;
-    }
+    if (!(await answers(where, PROBE_MS))) startDaemon(where);
   } catch (error) {
     log(where, `${HOST}: could not wake the daemon: ${error?.message || error}`);
   }
+}
+
+// An event no daemon took, given to `mnemoweave hook opencode EVENT` (see the top of this
+// file); {ok, output}. Throws when that cannot run or fails.
+function handOver(where, event, payload) {
+  const command = daemonCommand();
+  return new Promise((resolve, reject) => {
+    let said = "";
+    const child = spawn(command[0], [...command.slice(1), "hook", HOST, event], {
+      stdio: ["pipe", "pipe", "ignore"],
+      env: { ...process.env, MNEMOWEAVE_HOME: where },
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), HAND_OVER_MS);
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      if (said.length < MAX_ANSWER) said += chunk;
+    });
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      if (code !== 0) return reject(new Error(`${command[0]} hook ended with ${code ?? signal}`));
+      let output = null;
+      try {
+        output = said.trim() ? JSON.parse(said) : null;
+      } catch {
+        output = null;
+      }
+      resolve({ ok: false, output: output && typeof output === "object" ? output : null });
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(payload));
+  });
 }
 
 // Payloads on their way: spooled if OpenCode exits before the daemon answered.
@@ -405,6 +441,13 @@ async function send(event, payload) {
     if (error.status !== null && error.status < 500) {
       log(where, `${HOST} ${event}: refused: ${error.message}`);
       return { ok: false, output: null };
+    }
+    if (error.unreachable) {
+      try {
+        return await handOver(where, event, payload);
+      } catch (handError) {
+        log(where, `${HOST} ${event}: ${error.message}; could not hand it over: ${handError.message}`);
+      }
     }
     try {
       const name = spool(where, event, payload);
@@ -470,7 +513,7 @@ export const MnemoweavePlugin = async (ctx = {}) => {
   const woven = new Set(); // sessions whose first message has been answered
   const messages = new Map(); // message id -> {session, role, parts: Map(part id -> text)}
   const sent = new Set(); // message ids already sent at an idle
-  let waking = wake(home()); // what a session's first message waits for
+  let waking = wake(home()); // what a session's first message waits for: its start
 
   const common = (sessionID) => ({
     sessionID,
@@ -542,9 +585,11 @@ export const MnemoweavePlugin = async (ctx = {}) => {
       if (typeof info.directory === "string" && info.directory) {
         remember(directories, sessionID, info.directory);
       }
-      waking = wake(home());
-      const context = contextOf(await send("session.created", common(sessionID)));
-      if (context && !woven.has(sessionID)) remember(starts, sessionID, context);
+      waking = (async () => {
+        const context = contextOf(await send("session.created", common(sessionID)));
+        if (context && !woven.has(sessionID)) remember(starts, sessionID, context);
+      })();
+      await waking;
     } else if (type === "session.idle") {
       if (typeof props.sessionID === "string" && props.sessionID) await idle(props.sessionID);
     } else if (type === "session.compacted") {

@@ -39,7 +39,7 @@ class RunResult:
     stderr: str
     requests: list[dict[str, Any]]
     args: list[str] = field(default_factory=list)
-    elapsed: float = 0.0
+    elapsed: float = 0.0  # seconds from the CLI's start until it exited and closed its output
 
     @property
     def reply(self) -> str | None:
@@ -155,6 +155,7 @@ class HostHarness:
         )
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
+            finished = time.monotonic()
         except subprocess.TimeoutExpired:
             _kill_run(proc.pid, token)
             stdout, stderr = proc.communicate(timeout=KILLED_WITHIN)
@@ -174,7 +175,7 @@ class HostHarness:
             stderr=stderr,
             requests=list(self.server.requests[first:]),
             args=args,
-            elapsed=time.monotonic() - start,
+            elapsed=finished - start,  # the CLI's own run, without the reaping
         )
         self.results.append(result)
         return result

@@ -121,3 +121,21 @@ def test_the_plugin_brings_the_tools_and_the_skill(claude, fake_anthropic):
         assert learned["project"] == str(claude.cwd)  # the server's scope: the session's repo
     finally:
         stop_daemon(claude)
+
+
+def test_a_continued_session_never_finds_the_server_disconnected(claude):
+    """Three prompts, the last two with `--continue`, at Claude Code's own MCP wait: the
+    server is up at every start, so the model is never told it disconnected (what Claude
+    Code says when a continued conversation's server has not connected yet)."""
+    said = []
+    try:
+        for extra in ((), ("--continue",), ("--continue",)):
+            result = claude.run("Say hello.", "--plugin-dir", str(PLUGIN), *extra, timeout=180)
+            assert result.rc == 0 and result.reply, result
+            said.append(result)
+    finally:
+        stop_daemon(claude)
+    for result in said:
+        shown = result.stdout + result.stderr + result.model_text
+        assert "have disconnected" not in shown and "disconnected" not in result.stderr
+        assert "Long-term memory for this user and project" in result.model_text, mcp_log(claude)

@@ -36,15 +36,16 @@ async def session(
     cwd: Path | None = None,
     args: tuple[str, ...] = (),
     command: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[ClientSession]:
     """A client session with a server started as `command` (default `python -m mnemoweave
-    mcp`) plus `args`."""
+    mcp`) plus `args`, `env` added to its environment."""
     (home.parent / "home").mkdir(parents=True, exist_ok=True)
     argv = [*(command or COMMAND), *args]
     params = StdioServerParameters(
         command=argv[0],
         args=argv[1:],
-        env=server_env(home),
+        env=server_env(home) | (env or {}),
         cwd=str(cwd or home.parent),
     )
     with open(home.parent / "mcp-server.stderr", "a", encoding="utf-8") as errlog:
@@ -63,12 +64,14 @@ def run(
     cwd: Path | None = None,
     args: tuple[str, ...] = (),
     command: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Any:
     """Run `body(session)` against a fresh server, all of it within SESSION_WITHIN seconds."""
 
     async def main() -> Any:
         with anyio.fail_after(SESSION_WITHIN):
-            async with session(home, cwd=cwd, args=args, command=command) as client_session:
+            given = session(home, cwd=cwd, args=args, command=command, env=env)
+            async with given as client_session:
                 return await body(client_session)
 
     return anyio.run(main)

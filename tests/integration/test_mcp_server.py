@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from mcpstdio import Daemon, call, listing_chars, run
 
+from mnemoweave.daemon.process import stop
 from mnemoweave.mcp_server import DESCRIPTION_BUDGET, LISTING_BUDGET
 from mnemoweave.weave import CLOSE, OPEN
 
@@ -32,6 +33,10 @@ TOOLS = {
 }
 
 
+# a daemon that cannot start (it exits at once): calls are done in-process
+NO_DAEMON = {"MNEMOWEAVE_BIN": "/bin/false"}
+
+
 @pytest.fixture
 def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A data dir with a short path (a daemon's socket lives in it), lexical-only."""
@@ -39,7 +44,9 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     path.mkdir()
     (path / "config.toml").write_text('embedder = "none"\n', encoding="utf-8")
     monkeypatch.setenv("MNEMOWEAVE_HOME", str(path))
-    return path
+    yield path
+    done, message = stop(path, 20.0)  # the daemon a first tool call started
+    assert done, message
 
 
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
@@ -77,7 +84,7 @@ def test_the_tool_listing_is_small_and_described(home):
     assert listing_chars(tools) <= LISTING_BUDGET
 
 
-def test_every_tool_in_process(home, tmp_path):
+def test_every_tool_through_the_daemon_the_first_call_starts(home, tmp_path):
     seeded = cli(
         home,
         "ingest",
@@ -164,10 +171,21 @@ def test_every_tool_in_process(home, tmp_path):
     assert text["list"].splitlines()[1].startswith('git-release — "Tag and push a release"')
     status = json.loads(text["status"])
     assert status["counts"]["memories"] == 3 and status["project"] == str(tmp_path)
-    assert status["daemon"].startswith("not running")
+    assert status["daemon"].startswith("running")
     # the project scope is the server's working directory: m_1 and m_3 belong to it
     listed = json.loads(cli(home, "list", "--project", str(tmp_path), "--json").stdout)
     assert {m["id"]: m["project"] for m in listed["memories"]} == {"m_3": str(tmp_path), "m_2": ""}
+
+
+def test_calls_are_done_in_process_when_no_daemon_can_start(home, tmp_path):
+    async def body(session):
+        made = await call(session, "memory_remember", text="The staging DB is pg-stage-7")
+        found = await call(session, "memory_search", query="staging DB")
+        return made, found, json.loads((await call(session, "memory_status"))[1])
+
+    made, found, status = run(home, body, cwd=tmp_path, env=NO_DAEMON)
+    assert made == (False, "new m_1") and "pg-stage-7" in found[1]
+    assert status["daemon"].startswith("not running")
 
 
 def test_a_card_is_rescoped_when_accepted(home, tmp_path):
@@ -288,7 +306,7 @@ def test_an_idle_server_holds_no_lock(home):
         after = await call(session, "memory_remember", text="Third, in-process again.")
         return first, found, status, after
 
-    first, found, status, after = run(home, body)
+    first, found, status, after = run(home, body, env=NO_DAEMON)
     assert first == (False, "new m_1") and after == (False, "new m_3")
     assert timings["cli"] < 8, timings  # it never waited for a lock (that wait is 10 s)
     assert {line.split()[0] for line in found[1].splitlines()[1:-1]} == {"m_1", "m_2"}
@@ -312,7 +330,7 @@ def test_in_process_calls_with_the_models_see_other_writers(real_models, tmp_pat
         comments = await call(session, "memory_search", query="what language for code comments")
         return first, found, comments
 
-    first, found, comments = run(home, body)
+    first, found, comments = run(home, body, env=NO_DAEMON)
     assert first == (False, "new m_1")
     assert found[1].splitlines()[1].startswith('m_2 [pref] "部署前先跑 make check"'), found
     assert comments[1].splitlines()[1].startswith('m_1 [pref] "以后代码注释都用英文"'), comments

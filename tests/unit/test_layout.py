@@ -4,7 +4,10 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).parents[2] / "core" / "mnemoweave"
-OUTER = {"cli", "__main__", "daemon", "adapters", "demo", "proxy"}  # entry points, not core
+# entry points, what hosts run (hook; cold_start, its answer from the store) and what
+# installs into them: not core
+OUTER = {"cli", "__main__", "entry", "daemon", "adapters", "demo", "proxy"}
+OUTER |= {"hook", "cold_start", "install"}
 
 
 def outer(name: str) -> bool:

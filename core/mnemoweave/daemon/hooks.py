@@ -11,7 +11,6 @@ memory block."""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 from .. import adapters
@@ -20,7 +19,7 @@ from ..client import encodable
 from ..errors import MnemoweaveError
 from ..hook import log as hook_log
 from ..hook import spool
-from ..install import settings_install
+from ..install import aside_for
 from .routes import Context, Route, add
 from .schema import ANY, OBJECT, STR
 from .spool import replay_spool, spooled
@@ -53,13 +52,10 @@ class Hosts:
         """Answer first; the event's turns are stored by the worker once the answer is out
         (or by the next request, whichever comes first)."""
         payload = encodable(payload)
-        if via == PLUGIN and host == claude_code.HOST:
-            cwd = payload.get("cwd") if isinstance(payload, dict) else None
-            active = settings_install(Path(cwd) if isinstance(cwd, str) and cwd else None)
-            if active is not None:
-                message = f"{host} {event}: the plugin stands aside for the hooks in {active}"
-                hook_log(ctx.engine.home, message)
-                return {"output": None}
+        if (active := aside_for(host, payload, via)) is not None:
+            message = f"{host} {event}: the plugin stands aside for the hooks in {active}"
+            hook_log(ctx.engine.home, message)
+            return {"output": None}
         with ctx.engine.deferring(ctx.defer):  # what the weave records waits too
             handled = adapters.respond(ctx.engine, host, event, payload)
         if handled.later:
@@ -81,7 +77,6 @@ class Hosts:
             spool(self.ctx.engine.home, host, event, payload)
 
 
-PLUGIN = "plugin"  # what the Claude Code plugin's hooks send as `via`
 HOSTS: Hosts | None = None
 # the engine's registered hosts (adapters.hosts) are checked when the hook runs
 HOST = STR | {"description": "A registered host: claude-code, opencode, dsh or a plugin's."}

@@ -3,7 +3,7 @@ after answering), kept as files under `spool/` (0600, cleaned as stored text is)
 stored, never woven, when the daemon starts, right after a hook it serves finds the spool
 non-empty (off the hook's own path: the transcript follower's worker does it), and every
 few seconds while it is quiet. Turn keys make a payload stored once, however often it is
-replayed. `spool/.reserve` (hook.RESERVE_BYTES) is room kept for a full disk: a hook that
+replayed. `spool/.reserve` (spooled.RESERVE_BYTES) is room kept for a full disk: a hook that
 cannot spool frees it and spools, and the daemon makes it again when there is space."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 
 from .. import adapters
 from ..errors import MnemoweaveError
-from ..hook import SPOOL, keep_reserve, spooled_names
+from ..hook import keep_reserve
+from ..spooled import SPOOL, spooled_names
 from ..store.damage import StoreDamaged
 
 log = logging.getLogger("mnemoweave.daemon")
