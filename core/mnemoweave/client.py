@@ -263,8 +263,8 @@ def ensure_daemon(home: Where, budget_seconds: float = 5.0) -> bool:
     """A daemon answers for `home` within `budget_seconds`: start one if none runs.
 
     A daemon still warming up (it holds the lock but does not answer yet) is waited for,
-    not started twice. False when none answered in time (one may still be starting) or the
-    one it started exited.
+    not started twice. False when none answered in time (one may still be starting), or
+    when the one it started exited and no other is starting.
     """
     home = os.fspath(home)
     deadline = time.monotonic() + budget_seconds
@@ -277,8 +277,11 @@ def ensure_daemon(home: Where, budget_seconds: float = 5.0) -> bool:
     while (left := deadline - time.monotonic()) > 0:
         time.sleep(min(pause, left))
         pause = min(pause * 2, 0.1)
-        if started is not None and started.poll() is not None:
-            return running(home, timeout=PROBE_TIMEOUT)  # it exited: another may have won
+        if started is not None and started.poll() is not None:  # the one it started exited
+            holder = lock_holder(home)
+            if holder is None or holder[1] != DAEMON_ROLE:
+                return running(home, timeout=PROBE_TIMEOUT)
+            started = None  # another one is starting (it lost the race to it): wait for that
         if running(home, timeout=max(0.05, min(PROBE_TIMEOUT, deadline - time.monotonic()))):
             return True
     return False
