@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,7 +34,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
-def mnemoweave_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def mnemoweave_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "mnemoweave-home"
     for name in list(os.environ):
         if name.startswith("MNEMOWEAVE_"):
@@ -42,4 +45,38 @@ def mnemoweave_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # git names projects: it reads no system or user config of the machine running the tests
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
-    return home
+    yield home
+    _stop_daemon(home)
+
+
+STOP_WITHIN = 20.0  # seconds a daemon gets to stop on SIGTERM before it is killed
+
+
+def _stop_daemon(home: Path) -> None:
+    """Stop the daemon a test's hook or MCP server started on its data dir (one outlives the
+    test it was started in)."""
+    from mnemoweave import client
+
+    holder = client.lock_holder(home)
+    if not holder or holder[1] != client.DAEMON_ROLE or not holder[0]:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(holder[0], sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + STOP_WITHIN
+        while time.monotonic() < deadline:
+            if not _alive(holder[0]):
+                return
+            time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie nobody reaped yet does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != b"Z"

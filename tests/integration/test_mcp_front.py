@@ -85,6 +85,7 @@ def test_the_rest_of_a_conversation_is_the_full_servers(env, tmp_path):
         "this is not JSON",
         *[m | {"id": m["id"] + 20} for m in LISTINGS],
     ]
+    env |= {"MNEMOWEAVE_BIN": "/bin/false"}  # no daemon can start: both work in-process
     front = replies(FRONT, sent, env, tmp_path)
     full = replies(FULL, sent, env | {"MNEMOWEAVE_HOME": str(tmp_path / "other")}, tmp_path)
     assert by_id(front) == by_id(full)
