@@ -196,6 +196,10 @@ def load(
 # --- the daemon ----------------------------------------------------------------------------
 
 
+# the package on the path (a baseline's, under its PYTHONPATH), whatever its console script
+PACKAGE = [sys.executable, "-m", "mnemoweave"]
+
+
 def mnemoweave_cli() -> list[str]:
     script = Path(sys.executable).with_name("mnemoweave")
     return [str(script)] if script.is_file() else [sys.executable, "-m", "mnemoweave"]
@@ -212,7 +216,7 @@ def stop_daemon(process: subprocess.Popen[bytes], env: dict[str, str]) -> None:
     """`mnemoweave stop` for the data dir, then SIGKILL to its process group if need be."""
     with suppress(subprocess.TimeoutExpired, OSError):
         subprocess.run(
-            [*mnemoweave_cli(), "stop", "--wait", str(STOP_TIMEOUT / 2)],
+            [*PACKAGE, "stop", "--wait", str(STOP_TIMEOUT / 2)],
             env=env,
             capture_output=True,
             timeout=STOP_TIMEOUT,
@@ -235,7 +239,7 @@ def daemon(home: Path, env: dict[str, str], timeout: float = START_TIMEOUT) -> I
     (home / "logs").mkdir(exist_ok=True)
     with open(home / "logs" / "serve.out", "ab") as out:
         process = subprocess.Popen(
-            [*mnemoweave_cli(), "serve"],
+            [*PACKAGE, "serve"],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=out,
