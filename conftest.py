@@ -9,7 +9,6 @@ import shutil
 import signal
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,29 +53,9 @@ STOP_WITHIN = 20.0  # seconds a daemon gets to stop on SIGTERM before it is kill
 
 def _stop_daemon(home: Path) -> None:
     """Stop the daemon a test's hook or MCP server started on its data dir (one outlives the
-    test it was started in)."""
-    from mnemoweave import client
+    test it was started in): `mnemoweave stop`'s own way, then SIGKILL if it held on."""
+    from mnemoweave.daemon.process import daemon_pid, stop
 
-    holder = client.lock_holder(home)
-    if not holder or holder[1] != client.DAEMON_ROLE or not holder[0]:
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.kill(holder[0], sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + STOP_WITHIN
-        while time.monotonic() < deadline:
-            if not _alive(holder[0]):
-                return
-            time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    """Whether the process runs (a zombie nobody reaped yet does not)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            state = handle.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != b"Z"
+    done, _ = stop(home, STOP_WITHIN)
+    if not done and (pid := daemon_pid(home)):
+        os.kill(pid, signal.SIGKILL)

@@ -32,6 +32,7 @@ from .spooled import RESERVE, RESERVE_BYTES, SPOOL
 # from the store meanwhile: cold_start.py).
 HOSTS = ("claude-code", "opencode")  # the hosts whose hooks `mnemoweave hook` runs
 PROMPT = "UserPromptSubmit"
+OPENING = ("SessionStart", "session.created")  # their events that open a session
 BUDGETS = {PROMPT: 0.25, "SessionEnd": 1.0, "PreCompact": 5.0}
 DEFAULT_BUDGET = 2.0
 MAX_PAYLOAD = 16 * 1024 * 1024  # bytes read from stdin; a longer payload is cut (and logged)
@@ -248,7 +249,8 @@ def _general(where: str, host: str, event: str, raw: bytes, deadline: float) -> 
     try:
         answer = _deliver(where, host, event, payload, deadline)
     except client.DaemonError as exc:
-        cold = _cold_start(where, host, event, payload) if isinstance(exc, Cold) else ""
+        opening = isinstance(exc, Cold) and event in OPENING
+        cold = _cold_start(where, host, event, payload) if opening else ""
         _failed(where, host, event, payload, exc)
         return cold
     output = answer.get("output") if isinstance(answer, dict) else None
@@ -256,8 +258,8 @@ def _general(where: str, host: str, event: str, raw: bytes, deadline: float) -> 
 
 
 def _cold_start(where: str, host: str, event: str, payload: Any) -> str:
-    """A session's start answered from the store while the daemon warms ("" for any other
-    event, or when that fails: logged)."""
+    """A session's start answered from the store while the daemon warms ("" when it cannot
+    be: see cold_start.py; a failure is logged)."""
     try:
         with_site()
         from .cold_start import answer

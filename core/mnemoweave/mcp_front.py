@@ -19,7 +19,6 @@ import sys
 
 LISTING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_listing.json")
 LISTED = ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "ping")
-HANDSHAKE = ("initialize", "notifications/initialized")
 REPLAYED = "mnemoweave-replayed"  # the id the front gives the initialize it replays
 
 TYPE_CHECKING = False

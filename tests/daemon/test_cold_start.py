@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ UP_WITHIN = 90.0  # seconds for the daemon a hook woke to answer and take the sp
 
 
 @pytest.fixture
-def store(home: Path, tmp_path: Path) -> tuple[Path, Path]:
+def store(home: Path, tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     """A store holding a rule and a fact of a project, and no daemon; (home, project)."""
     project = tmp_path / "app"
     project.mkdir()
