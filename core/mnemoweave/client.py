@@ -56,8 +56,8 @@ def socket_path(home: Where) -> str:
 
 def _connect(path: str, deadline: float) -> _socket.socket:
     """A connection to the daemon's socket. While its listen backlog is full (EAGAIN), or it
-    refuses while a daemon holds the lock (it is binding), this retries with a short backoff,
-    for at most RETRY_FOR seconds and never past `deadline`."""
+    refuses or is not there while a daemon holds the lock (it is binding, or stopping), this
+    retries with a short backoff, for at most RETRY_FOR seconds and never past `deadline`."""
     give_up = min(deadline, time.monotonic() + RETRY_FOR)
     pause = 0.005
     while True:
@@ -69,7 +69,8 @@ def _connect(path: str, deadline: float) -> _socket.socket:
         except OSError as exc:
             sock.close()
             again = exc.errno == errno.EAGAIN or (
-                exc.errno == errno.ECONNREFUSED and _daemon_holds_lock(os.path.dirname(path))
+                exc.errno in (errno.ECONNREFUSED, errno.ENOENT)
+                and _daemon_holds_lock(os.path.dirname(path))
             )
             if not again or time.monotonic() + pause >= give_up:
                 raise

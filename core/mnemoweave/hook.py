@@ -3,12 +3,12 @@
 Standard library only: a hook is a short-lived process on the host's hot path. It fails
 open: on any error, timeout or bad payload it prints nothing, logs one line to
 `$MNEMOWEAVE_HOME/logs/hooks.log` and exits 0 (never 2, which would block the host). When
-no daemon answers it starts one; only a prompt waits for it, at most its budget, and a
-session's start is answered from the store (cold_start.py). A payload the daemon did not
-take is spooled under `spool/` and stored when the daemon starts, so no turn is lost. The
-Claude Code plugin's hooks (run with MNEMOWEAVE_HOOK_VIA=plugin) stand aside where a
-settings install of ours is active, so that a prompt gets one memory block (the daemon
-checks for that install).
+no daemon answers it starts one, never waiting for its warm-up (a daemon takes hooks while
+it warms up), and a session's start is answered from the store (cold_start.py). A payload
+the daemon did not take is spooled under `spool/` and stored when the daemon starts, so no
+turn is lost. The Claude Code plugin's hooks (run with MNEMOWEAVE_HOOK_VIA=plugin) stand
+aside where a settings install of ours is active, so that a prompt gets one memory block
+(the daemon checks for that install).
 
 A prompt waits for the hook's whole process, so the common case imports next to nothing:
 with a daemon running, the payload goes to it as it was read and its answer comes back as
@@ -27,14 +27,17 @@ from .private import restrict
 from .spooled import RESERVE, RESERVE_BYTES, SPOOL
 
 # Seconds each event may spend end to end. The prompt path is the one the user waits on,
-# and the only one that waits for a daemon being started (at most its budget): every other
-# event finding no daemon wakes one and is spooled at once (a session's start is answered
-# from the store meanwhile: cold_start.py).
+# and the only one that tries again while a daemon it woke binds its socket (at most its
+# budget): every other event finding no daemon wakes one and is spooled at once (a session's
+# start is answered from the store meanwhile: cold_start.py). A daemon that is warming up
+# takes every event at once (daemon/warming.py).
 HOSTS = ("claude-code", "opencode")  # the hosts whose hooks `mnemoweave hook` runs
 PROMPT = "UserPromptSubmit"
 OPENING = ("SessionStart", "session.created")  # their events that open a session
 BUDGETS = {PROMPT: 0.25, "SessionEnd": 1.0, "PreCompact": 5.0}
 DEFAULT_BUDGET = 2.0
+AGAIN_TIME = 0.05  # seconds a prompt keeps to ask a daemon again that just became warm
+AGAIN_PAUSE = 0.005  # seconds between asking a daemon that is becoming warm
 MAX_PAYLOAD = 16 * 1024 * 1024  # bytes read from stdin; a longer payload is cut (and logged)
 
 TYPE_CHECKING = False  # typing and pathlib cost imports on the hook's path: paths are strings
@@ -173,18 +176,30 @@ def _ask(where: str, host: str, event: str, raw: bytes, deadline: float) -> str 
     the event has none). None when the general path must take over: no daemon answered
     (it starts one, or spools), or the daemon refused the payload (the general path reads
     it, repairs what it can and says why). A daemon that failed raises DaemonError."""
-    via = _via()
-    head = b'{"via": "%s", "payload": ' % via.encode() if via else b'{"payload": '
-    try:
-        status, answer = client.send(
-            where,
-            "POST",
-            HOOK_ROUTE.format(host=host, event=event),
-            head + raw + b"}",
-            deadline - time.monotonic(),
-        )
-    except client.DaemonError:
-        return None
+    via, head = _via(), b"{"
+    if via:
+        head += b'"via": "%s", ' % via.encode()
+    wait = b""
+    if event == PROMPT:  # a daemon warming up may hold it: the time to ask again is kept
+        wait = b'"wait": %.3f, ' % max(0.0, deadline - time.monotonic() - AGAIN_TIME)
+    while True:
+        try:
+            status, answer = client.send(
+                where,
+                "POST",
+                HOOK_ROUTE.format(host=host, event=event),
+                head + wait + b'"payload": ' + raw + b"}",
+                deadline - time.monotonic(),
+            )
+        except client.DaemonError:
+            return None
+        if status != 503 or b'"again": true' not in answer:
+            break
+        # the daemon became warm (holding it, or just before): asked again, not held
+        if deadline - time.monotonic() < AGAIN_PAUSE:
+            return None
+        wait = b""
+        time.sleep(AGAIN_PAUSE)
     if status >= 500:
         raise client.DaemonError(f"the daemon answered HTTP {status}", status)
     if status != 200:
@@ -210,9 +225,11 @@ def _deliver(where: str, host: str, event: str, payload: Any, deadline: float) -
         left = max(0.1, deadline - time.monotonic())  # a daemon there answers this at once
         if exc.status is not None or client.running(where, timeout=left):
             raise  # refused, or there but slow: retrying would only spend the budget
-    wait = max(0.0, deadline - time.monotonic()) if event == PROMPT else 0.0
-    if not client.ensure_daemon(where, wait):
+    started = client.ensure_daemon(where, 0.0)  # one is started if none runs: no waiting
+    if not started and (event != PROMPT or deadline <= time.monotonic()):
         raise Cold("no daemon answered; one is starting")
+    # the prompt tries again within its budget: a daemon that is binding takes it (one that
+    # is warming up answers at once: daemon/warming.py)
     return client.request(where, "POST", path, body, timeout=deadline - time.monotonic())
 
 

@@ -62,6 +62,8 @@ const BUDGETS_MS = {
   "experimental.session.compacting": 2000,
 };
 const DEFAULT_BUDGET_MS = 2000;
+const AGAIN_MS = 50; // what a message keeps to ask again a daemon that just became warm
+const AGAIN_PAUSE_MS = 5; // between asking a daemon that is becoming warm
 const PROBE_MS = 200; // one look at the daemon when the plugin loads
 const HAND_OVER_MS = 10000; // one run of `mnemoweave hook` given an event no daemon took
 const PRIVATE_DIR = { recursive: true, mode: 0o700 }; // the data dir and what is in it
@@ -156,8 +158,10 @@ function failure(message, status = null, unreachable = false) {
   return error;
 }
 
-// One request over the daemon's socket; resolves to the answer's JSON object.
-function post(where, event, payload, timeoutMs) {
+// One request over the daemon's socket; resolves to the answer's JSON object. A message
+// says how long it may wait (seconds, keeping AGAIN_MS to ask again): a daemon warming up
+// holds it while it may be warm in time, then asks for it again (error.again).
+function post(where, event, payload, timeoutMs, mayWait = event === "chat.message") {
   const socketPath = path.join(where, "daemon.sock");
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -179,7 +183,8 @@ function post(where, event, payload, timeoutMs) {
     );
     let body;
     try {
-      body = Buffer.from(JSON.stringify({ payload }), "utf8");
+      const wait = mayWait ? { wait: Math.max(0, timeoutMs - AGAIN_MS) / 1000 } : {};
+      body = Buffer.from(JSON.stringify({ ...wait, payload }), "utf8");
     } catch (error) {
       settle(failure(`the payload cannot be sent: ${error.message}`, 400));
       return;
@@ -220,7 +225,9 @@ function post(where, event, payload, timeoutMs) {
             const status = response.statusCode || 0;
             if (status < 200 || status >= 300) {
               const said = data && typeof data.error === "string" ? data.error : "";
-              settle(failure(said || `the daemon answered HTTP ${status}`, status));
+              const refused = failure(said || `the daemon answered HTTP ${status}`, status);
+              refused.again = status === 503 && data?.again === true;
+              settle(refused);
             } else if (!data || typeof data !== "object" || Array.isArray(data)) {
               settle(failure("the daemon sent a malformed answer"));
             } else {
@@ -324,7 +331,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // most its budget): anything else is refused at once as unreachable (see send).
 async function deliver(where, event, payload, deadline) {
   try {
-    return await post(where, event, payload, deadline - Date.now());
+    return await posted(where, event, payload, deadline);
   } catch (error) {
     if (!error.unreachable) throw error; // refused, slow or broken: waiting would not help
   }
@@ -341,10 +348,24 @@ async function deliver(where, event, payload, deadline) {
     pause = Math.min(pause * 2, 200);
     if (deadline - Date.now() <= 0) continue;
     try {
-      return await post(where, event, payload, deadline - Date.now());
+      return await posted(where, event, payload, deadline);
     } catch (error) {
       if (!error.unreachable) throw error;
     }
+  }
+}
+
+// post(), asked again (not held) while a daemon that is becoming warm says so.
+async function posted(where, event, payload, deadline) {
+  let mayWait = event === "chat.message";
+  for (;;) {
+    try {
+      return await post(where, event, payload, deadline - Date.now(), mayWait);
+    } catch (error) {
+      if (!error.again || deadline - Date.now() < AGAIN_PAUSE_MS) throw error;
+    }
+    mayWait = false;
+    await sleep(AGAIN_PAUSE_MS);
   }
 }
 

@@ -112,7 +112,7 @@ def test_jieba_is_imported_without_pkg_resources_and_segments_the_same(tmp_path,
 
 def test_the_daemon_reads_the_whole_dictionary_while_it_warms_up(engine, monkeypatch):
     from mnemoweave import text
-    from mnemoweave.daemon.server import warm
+    from mnemoweave.daemon.warming import warm
 
     dictionary.tokenizer(text.cache_dir())  # the data dir's table exists: opened, not built
     monkeypatch.setattr(text, "_jieba", None)  # this process's jieba, set up afresh

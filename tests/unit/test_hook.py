@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import socketserver
 import subprocess
 import sys
@@ -83,7 +84,9 @@ def test_the_payload_goes_as_read_and_the_output_comes_back_as_sent(home):
     sent = json.dumps({"output": CONTEXT}, ensure_ascii=False).encode()
     with stand_in(home, [(200, sent)]) as got:
         printed = run(raw)
-    assert got == [b'{"payload": ' + raw + b"}"]
+    (body,) = got  # a prompt says how long it may wait for a daemon warming up
+    assert re.fullmatch(rb'\{"wait": (\d+\.\d{3}), "payload": (.*)\}', body, re.S)[2] == raw
+    assert 4 < json.loads(body)["wait"] < hook.budget(hook.PROMPT)
     assert json.loads(printed) == CONTEXT and "ç" in printed
     with stand_in(home, [(200, b'{"output": null}')]):
         assert run(raw) == ""
@@ -99,7 +102,17 @@ def test_the_plugins_hooks_say_so(home, monkeypatch):
     monkeypatch.setenv("MNEMOWEAVE_HOOK_VIA", "plugin")
     with stand_in(home, [(200, b'{"output": null}')]) as got:
         run(json.dumps(PROMPT).encode())
-    assert json.loads(got[0]) == {"via": "plugin", "payload": PROMPT}
+    sent = json.loads(got[0])
+    assert sent.pop("wait") > 0 and sent == {"via": "plugin", "payload": PROMPT}
+
+
+def test_a_prompt_held_by_a_daemon_warming_up_is_asked_again_when_it_is_warm(home):
+    again = b'{"error": "the daemon is warm now: send the hook again", "again": true}'
+    sent = json.dumps({"output": CONTEXT}, ensure_ascii=False).encode()
+    with stand_in(home, [(503, again), (503, again), (200, sent)]) as got:
+        assert json.loads(run(json.dumps(PROMPT).encode())) == CONTEXT
+    assert [json.loads(body) for body in got[1:]] == [{"payload": PROMPT}] * 2  # not held
+    assert "wait" in json.loads(got[0])
 
 
 def test_a_refused_payload_is_read_repaired_and_sent_again(home):

@@ -21,7 +21,7 @@ from ..hook import log as hook_log
 from ..hook import spool
 from ..install import aside_for
 from .routes import Context, Route, add
-from .schema import ANY, OBJECT, STR
+from .schema import ANY, OBJECT, OPT_NUM, STR
 from .spool import replay_spool, spooled
 from .transcripts import Transcripts
 
@@ -83,7 +83,12 @@ HOST = STR | {"description": "A registered host: claude-code, opencode, dsh or a
 
 
 def _hook(
-    ctx: Context, host: str, event: str, payload: Any, via: str | None = None
+    ctx: Context,
+    host: str,
+    event: str,
+    payload: Any,
+    via: str | None = None,
+    wait: float | None = None,  # read while the daemon warms up (warming.py) only
 ) -> dict[str, Any]:
     if HOSTS is None:
         raise MnemoweaveError("the daemon's host side is not started")
@@ -101,6 +106,8 @@ add(
             "event": STR,
             "payload": ANY,
             "via": STR | {"description": '"plugin" from the Claude Code plugin\'s hooks.'},
+            "wait": OPT_NUM
+            | {"description": "Seconds a prompt's hook may wait for a daemon warming up."},
         },
         ("host", "event", "payload"),
         returns=OBJECT,

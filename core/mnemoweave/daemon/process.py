@@ -46,6 +46,13 @@ class StoreLock:
         self._fd = fd
         return True
 
+    @property
+    def fd(self) -> int:
+        """The held lock's descriptor."""
+        if self._fd is None:
+            raise RuntimeError("the lock is not held")
+        return self._fd
+
     def release(self) -> None:
         if self._fd is not None:
             os.ftruncate(self._fd, 0)

@@ -1,12 +1,12 @@
 """The daemon: one warm Engine behind the HTTP JSON API on the data dir's Unix socket.
 
 `serve(home)` takes the one-writer lock (a second daemon refuses), writes the pid file,
-warms the engine (store, models and index, jieba, the classifier) so the first hook call
-is fast, binds `daemon.sock` (mode 0600), and the loopback port when `daemon_port` is set,
-and serves requests on threads, engine calls one at a time; once serving, it embeds what
-its vector index lacks after a crash. SIGTERM or SIGINT, or `daemon_idle_minutes` without
-a request, stops it gracefully: no new connections, in-flight requests finish, the socket
-and pid file go.
+binds `daemon.sock` (mode 0600), where hooks are taken at once while it warms the engine
+(store, models and index, jieba, the classifier: warming.py), then replays the spool, opens
+the loopback port when `daemon_port` is set, and serves requests on threads, engine calls
+one at a time; once serving, it embeds what its vector index lacks after a crash. SIGTERM
+or SIGINT, or `daemon_idle_minutes` without a request, stops it gracefully: no new
+connections, in-flight requests finish, the socket and pid file go.
 """
 
 from __future__ import annotations
@@ -30,11 +30,8 @@ from urllib.parse import urlsplit
 from .. import __version__
 from ..client import DAEMON_ROLE, LOG_NAME, DaemonError, lock_holder, socket_path
 from ..config import load_config
-from ..model import Turn
 from ..private import make_dir
-from ..secrets import redact
-from ..text import read_dictionary
-from . import tcp, team, web
+from . import tcp, team, warming, web
 from .idle import IdleWork
 from .process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
 from .routes import ApiError, Context, respond
@@ -114,6 +111,10 @@ class _Handler(BaseHTTPRequestHandler):
         state, ctx = self.server.state, self.server.ctx
         # http.server reads the request line as Latin-1; a raw UTF-8 path is taken as UTF-8
         target = self.path.encode("latin-1").decode("utf-8", "replace")
+        if ctx is None:  # warming up: not counted (a refusal to wait is not a failure)
+            status, payload = self._warming(target)
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            return self._send(status, {"Content-Type": "application/json; charset=utf-8"}, data)
         state.begin()
         status, payload = 500, {"error": "internal error"}
         try:
@@ -141,6 +142,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _respond(self, ctx: Context, target: str) -> tuple[int, Any]:
         return respond(ctx, self.command, target, self._body())
+
+    def _warming(self, target: str) -> tuple[int, Any]:
+        try:
+            return warming.answer(self.server.state.home, self.command, target, self._body())
+        except ApiError as exc:
+            return exc.status, {"error": str(exc)}
 
     def _body(self) -> bytes:
         text = self.headers.get("Content-Length") or "0"
@@ -194,7 +201,7 @@ class _Serving(socketserver.ThreadingMixIn):
     block_on_close = True
     request_queue_size = socket.SOMAXCONN  # a burst of hooks and CLI calls waits, not fails
     state: DaemonState
-    ctx: Context
+    ctx: Context | None
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection that broke (a client gone before its answer): logged, not printed."""
@@ -202,7 +209,9 @@ class _Serving(socketserver.ThreadingMixIn):
 
 
 class _Server(_Serving, socketserver.UnixStreamServer):
-    def __init__(self, path: str, state: DaemonState, ctx: Context) -> None:
+    """The socket's server; `ctx` is None while the daemon warms up."""
+
+    def __init__(self, path: str, state: DaemonState, ctx: Context | None) -> None:
         self.state, self.ctx = state, ctx
         super().__init__(path, _Handler)
 
@@ -215,23 +224,11 @@ class _TcpServer(_Serving, socketserver.TCPServer):
         super().__init__((tcp.HOST, port), _TcpHandler)
 
 
-def warm(engine: Any) -> None:
-    """Load now what the first call would: store, models and index, jieba, the classifier,
-    the secret detection."""
-    engine.retrieval_mode()  # opens the store, loads the models and their vector indexes
-    read_dictionary()
-    redact("warm up")
-    engine.classify(Turn("warm-up", "user", "warm up 预热"))
-    for source in ("memories", "turns"):  # an older data dir's vector index is split here
-        engine.search("warm up 预热", k=1, source=source, touch=False)
-    engine.weave("warm up 预热")  # the relevance gate's word statistics too
-
-
-def _bind(where: Path, state: DaemonState, ctx: Context) -> _Server:
+def _bind(where: Path, state: DaemonState) -> _Server:
     where.unlink(missing_ok=True)  # left by a daemon that died: the lock is ours now
     umask = os.umask(0o177)  # the socket is never open to others, not even for a moment
     try:
-        server = _Server(str(where), state, ctx)
+        server = _Server(str(where), state, None)
     finally:
         os.umask(umask)
     os.chmod(where, 0o600)
@@ -269,8 +266,9 @@ class _Listeners:
     """The daemon's servers, each on its own accept thread: the socket's from the start,
     the loopback one at start (daemon_port) or when the web page first asks for it."""
 
-    def __init__(self, home: Path, state: DaemonState, ctx: Context) -> None:
-        self.home, self.state, self.ctx = home, state, ctx
+    def __init__(self, home: Path, state: DaemonState) -> None:
+        self.home, self.state = home, state
+        self.ctx: Context | None = None  # set once the engine is warm
         self.servers: list[_Server | _TcpServer] = []
         self.threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -292,6 +290,8 @@ class _Listeners:
                 raise OSError("the daemon is stopping")
             if self.state.tcp:
                 return self.state.tcp
+            if self.ctx is None:
+                raise OSError("the daemon is warming up")
             server = _TcpServer(port, self.state, self.ctx, tcp.token(self.home))
             self.state.tcp, self.state.tcp_error = f"{tcp.HOST}:{server.server_address[1]}", ""
             log.info("serving http://%s (token in %s)", self.state.tcp, tcp.TOKEN_NAME)
@@ -299,7 +299,10 @@ class _Listeners:
             return self.state.tcp
 
     def close(self, where: Path) -> None:
+        """Stop serving (once; a second call does nothing)."""
         with self._lock:
+            if self._closing:
+                return
             self._closing = True
         for server in self.servers:
             server.shutdown()  # stop accepting
@@ -395,7 +398,7 @@ def serve(home: Path, echo: Callable[[str], None] = print) -> None:
         log_handler = _log_to(home)
         try:
             write_pid(home)
-            _run(home, config, where, stop, echo)
+            _run(home, config, where, stop, echo, lock.fd)
         except BaseException:
             log.exception("the daemon failed")
             raise
@@ -409,34 +412,59 @@ def serve(home: Path, echo: Callable[[str], None] = print) -> None:
             signal.signal(sig, handler)
 
 
-def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> None:
+def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable, lock: int) -> None:
+    state = DaemonState(home, config.daemon_idle_minutes)
+    listeners = _Listeners(home, state)
+    warming.prepare()
+    socket_server = _bind(where, state)
+    taker = warming.Taker(home, socket_server, close=(lock,))  # takes hooks while this warms up
+    try:
+        _serve_warm(home, config, where, stop, echo, listeners, socket_server, taker)
+    finally:
+        taker.stop()
+        listeners.close(where)
+        if socket_server not in listeners.servers:  # stopped before it served
+            socket_server.server_close()
+
+
+def _serve_warm(
+    home: Path,
+    config: Any,
+    where: Path,
+    stop: _Stop,
+    echo: Callable,
+    listeners: _Listeners,
+    socket_server: _Server,
+    taker: warming.Taker,
+) -> None:
     from ..embed import onnx_embedder
     from ..engine import Engine
 
-    began = time.monotonic()
+    began, state = time.monotonic(), listeners.state
     onnx_embedder.THREADS = 1  # see there: the daemon serves one prompt at a time
     engine = Engine(home, config)
-    state = DaemonState(home, config.daemon_idle_minutes)
     ctx = Context(engine, state.snapshot)
     try:
-        warm(engine)
+        warming.warm(engine)
+        warming.warmed(home, time.monotonic() - began)
         log.info("warm in %.2fs: %s", time.monotonic() - began, engine.retrieval_mode())
         if stop.reason:
             return
         from . import hooks
 
+        taker.stop()  # what it spooled is replayed now
         host_side = hooks.start(ctx)  # replays the spool, follows transcripts
-        listeners = _Listeners(home, state, ctx)
+        listeners.ctx = ctx
         ctx.web = web.Web(
             lambda port: listeners.tcp(port or config.daemon_port), lambda: tcp.token(home)
         )
-        socket_server = _bind(where, state, ctx)
         if config.daemon_port:  # listening (token made) before the socket answers anyone
             try:  # without it the socket serves on (hooks must keep working): status tells
                 listeners.tcp(config.daemon_port)
             except OSError as exc:
                 state.tcp_error = f"{tcp.HOST}:{config.daemon_port}: {exc.strerror or exc}"
                 log.error("no TCP listener: %s", state.tcp_error)
+        socket_server.ctx = ctx  # warm: the socket serves the whole API from now on
         listeners.start(socket_server)
         mending = threading.Thread(target=_mend, args=(ctx, stop), name="mend")
         mending.start()
@@ -460,7 +488,7 @@ def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable) -> N
             if team_sync is not None:
                 team_sync.stop()
             _stop_proxy(proxy)
-            listeners.close(where)
+            listeners.close(where)  # before the host side stops: in-flight hooks finish
             mending.join()
             host_side.stop()
         log.info("stopped after %d requests", state.total)
