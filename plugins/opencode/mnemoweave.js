@@ -33,7 +33,9 @@
 // whenever no daemon answers, it starts one, detached (`$MNEMOWEAVE_BIN`, else the command
 // recorded at install, else the checkout's `.venv/bin/mnemoweave` two levels above this
 // file, else `mnemoweave` on PATH), and never waits for it to warm up, but on a message:
-// chat.message waits for a daemon being started at most its own budget. An event no
+// chat.message waits for a daemon being started at most its own budget (a daemon that is
+// warming up takes an event at once, and holds a message while it may be warm within the
+// message's budget, then asks for it again: see post). An event no
 // daemon took goes to `mnemoweave hook opencode EVENT`, as Claude Code's hooks go: it
 // answers a session's start from the store (the brief, scene and nudge need no model; the
 // session's first message gets that context when its own weave cannot come), delivers the
