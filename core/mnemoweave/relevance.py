@@ -33,6 +33,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from . import wordinfo
@@ -63,6 +64,7 @@ NOT_FOUND = -0.5  # the cosine signal of a text no model found near the query
 WINDOW = 2  # sentences a text must hold the prompt's words within
 MATCHED_SCALE = 10.0  # nats per unit of the matched feature
 MATCHED_CAP = 4.0  # the matched feature at most (40 nats: a long, specific prompt)
+WINDOWS_KEPT = 2048  # texts whose windows' terms are remembered
 COMPOUND = re.compile(r"\w+(?:[-_]\w+)+")  # names such as nimbus-search, job_timeout
 
 
@@ -88,6 +90,21 @@ def prompt_words(query: str) -> list[Word]:
         pieces = tuple(p for p in dict.fromkeys(terms(word)) if p != word) if term == word else ()
         found[term] = Word(term, wordinfo.information(word), pieces, translations(term))
     return list(found.values())
+
+
+@lru_cache(maxsize=WINDOWS_KEPT)
+def windows(text: str, compounds_apart: bool) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """The terms of each window of WINDOW sentences of `text`, in order, with (when
+    `compounds_apart`) the terms it holds outside compound names; the latest texts are
+    remembered, as the same memories and turns come back prompt after prompt."""
+    parts = sentences(text) or [text]
+    found = []
+    for start in range(max(1, len(parts) - WINDOW + 1)):
+        window = " ".join(parts[start : start + WINDOW])
+        have = frozenset(terms(window))
+        alone = frozenset(terms(COMPOUND.sub(" ", window))) if compounds_apart else have
+        found.append((have, alone))
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -137,12 +154,8 @@ class Gate:
         and the share of the prompt's most informative word it holds there."""
         if not self.total:
             return 0.0, 0.0
-        parts = sentences(text) or [text]
         best: tuple[float, float] = (0.0, 0.0)
-        for start in range(max(1, len(parts) - WINDOW + 1)):
-            window = " ".join(parts[start : start + WINDOW])
-            have = set(terms(window))
-            alone = set(terms(COMPOUND.sub(" ", window))) if self.translated else have
+        for have, alone in windows(text, self.translated):
             held = [self._held(word, have, alone) for word in self.words]
             found = (sum(held), held[self.key] / self.words[self.key].information)
             best = max(best, found)
@@ -151,7 +164,7 @@ class Gate:
         return best
 
     @staticmethod
-    def _held(word: Word, have: set[str], alone: set[str]) -> float:
+    def _held(word: Word, have: frozenset[str], alone: frozenset[str]) -> float:
         """`alone`: the terms `have` holds outside compound names."""
         if word.term in have or any(other in alone for other in word.translations):
             return word.information

@@ -23,6 +23,7 @@ import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .brief import brief_blocks
@@ -49,6 +50,7 @@ BRIEFED = "brief"  # in a session's record once it has had its brief (until a co
 # Always on (nudge): preferences, and memories of any kind at importance 5.
 NUDGE_MEMORIES = 6
 NUDGE_SKILLS = 5
+RENDERED = 1024  # lines and texts kept rendered: a weave renders its lines twice or more
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ def fenced(lines: list[str]) -> str:
     return "\n".join([OPEN, *lines, CLOSE])
 
 
+@lru_cache(maxsize=RENDERED)
 def render_line(line: Line) -> str:
     label = f"[{line.label}] " if line.label else ""
     meta = ", ".join(part for part in (line.ref, *line.also, _age(line.age)) if part)
@@ -120,7 +123,7 @@ def fill_order(blocks: Iterable[Block]) -> list[tuple[str, int, Line]]:
     position = 0
     for block in sorted(blocks, key=lambda b: (FILL_ORDER.index(b.tier), -b.priority, b.source)):
         for line in block.lines:
-            key = normalise(line.text)
+            key = _normalised(line.text)
             if key in seen:
                 continue
             seen.add(key)
@@ -131,6 +134,9 @@ def fill_order(blocks: Iterable[Block]) -> list[tuple[str, int, Line]]:
         for tier in FILL_ORDER
         for _, order, line in sorted(pool[tier], key=lambda item: (-item[0], item[1]))
     ]
+
+
+_normalised = lru_cache(maxsize=RENDERED)(normalise)
 
 
 def assemble(blocks: Iterable[Block], budget: int, brief_budget: int = 0) -> Weave:

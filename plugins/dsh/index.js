@@ -11,7 +11,9 @@
 // The daemon listens on $MNEMOWEAVE_HOME/daemon.sock (default ~/.mnemoweave/daemon.sock).
 // When it loads and at each session start it wakes the daemon (starts one when none
 // answers); a step waits for that wake, at most WAKE_MS from it, before its own budget runs,
-// so a cold start still weaves the first prompt.
+// so a cold start still weaves the first prompt. A daemon still warming up answers at once
+// and spools what it is sent; a step says how long it may wait for it instead, and is asked
+// again once the daemon is warm.
 // Every call is bounded and fails open: nothing is ever thrown into dsh, a step keeps its
 // messages, and what the daemon did not take is logged (logs/hooks.log) and spooled
 // (spool/, the records mnemoweave's own hooks write) for the daemon to store when it runs,
@@ -42,6 +44,8 @@ const MAX_MESSAGES = 20 // user messages kept of one turn (the latest)
 const MAX_ANSWER = 8 * 1024 * 1024 // bytes read of one answer
 const PROBE_MS = 200 // one look at a daemon that is starting
 const WAKE_MS = 3000 // how long a step waits for a daemon being woken
+const AGAIN_MS = 50 // what a pre-step keeps to ask again a daemon that just became warm
+const AGAIN_PAUSE_MS = 5 // between asking a daemon that is becoming warm
 const SPAWN_EVERY_MS = 30_000 // a daemon is started at most this often per data dir
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const PRIVATE_DIR = { recursive: true, mode: 0o700 } // the data dir and what is in it
@@ -164,11 +168,12 @@ export function spool(where, host, event, payload, command = daemonCommand()) {
 
 /** The daemon could not be reached, did not answer in time, or refused (status). */
 export class DaemonError extends Error {
-  constructor(message, { status = null, absent = false, cancelled = false } = {}) {
+  constructor(message, { status = null, absent = false, cancelled = false, again = false } = {}) {
     super(message)
     this.status = status
     this.absent = absent // nothing listens on the socket (a daemon may be started)
     this.cancelled = cancelled // the caller's signal aborted the call
+    this.again = again // a daemon that was warming up is warm now: ask again
   }
 }
 
@@ -236,7 +241,8 @@ export function request(where, method, urlPath, body, timeoutMs, signal) {
         if (status < 200 || status >= 300) {
           const said = answer && typeof answer.error === 'string' ? answer.error : ''
           const message = said || `the daemon answered HTTP ${status}`
-          return finish(new DaemonError(message, { status }))
+          const again = status === 503 && answer?.again === true
+          return finish(new DaemonError(message, { status, again }))
         }
         if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) {
           return finish(new DaemonError('the daemon sent a malformed answer'))
@@ -316,17 +322,32 @@ export async function deliver(where, event, payload, options = {}) {
   const deadline = Date.now() + (budgetMs ?? budget(event))
   const urlPath = `/v1/hooks/${HOST}/${event}`
   const left = () => Math.max(1, deadline - Date.now())
+  // A pre-step says how long it may wait (seconds, keeping AGAIN_MS to ask again): a daemon
+  // warming up holds it while it may be warm in time, then asks for it again (error.again).
+  const ask = async () => {
+    let wait = event === 'pre-step'
+    for (;;) {
+      const held = wait ? { wait: Math.max(0, left() - AGAIN_MS) / 1000 } : {}
+      try {
+        return await request(where, 'POST', urlPath, { ...held, payload }, left(), signal)
+      } catch (error) {
+        if (!(error instanceof DaemonError) || !error.again || left() < AGAIN_PAUSE_MS) throw error
+      }
+      wait = false
+      await sleep(AGAIN_PAUSE_MS)
+    }
+  }
   try {
     let answer
     try {
-      answer = await request(where, 'POST', urlPath, { payload }, left(), signal)
+      answer = await ask()
     } catch (error) {
       if (!(error instanceof DaemonError) || !error.absent || !start) throw error
       startDaemon(where, command)
       if (!(await answers(where, deadline))) {
         throw new DaemonError('no daemon answered within the budget')
       }
-      answer = await request(where, 'POST', urlPath, { payload }, left(), signal)
+      answer = await ask()
     }
     const output = answer.output
     return output === undefined ? null : output

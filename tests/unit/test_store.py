@@ -103,3 +103,17 @@ def test_citations_of_an_older_store_are_filled_in(tmp_path, monkeypatch):
     assert "m015_citations" in migrations.applied(db)
     assert _citations(db, "memory") == [("t_5", 1)]
     assert _citations(db, "card") == [("t_5", 1), ("t_6", 1)]
+
+
+def test_the_brief_reads_its_rows_in_index_order_without_sorting(tmp_path):
+    from mnemoweave.store import memories
+
+    db = connect(tmp_path / "s.sqlite")
+    statements: list[str] = []
+    db.set_trace_callback(statements.append)
+    memories.briefing(db, "/src/app", ("pref", "conclusion")).close()
+    db.set_trace_callback(None)
+    (sql,) = [s for s in statements if "FROM memories" in s]
+    plan = " | ".join(row[-1] for row in db.execute(f"EXPLAIN QUERY PLAN {sql}"))
+    assert plan.count("USING INDEX memories_brief") == 2, plan
+    assert "TEMP B-TREE" not in plan, plan

@@ -379,13 +379,15 @@ def briefing(db: sqlite3.Connection, project: str, kinds: Sequence[str]) -> sqli
     """The active memories a session of `project` starts with: the project's of `kinds`,
     pinned ones (importance 5), and global preferences; ranked by importance, feedback
     weight and use, newest first among equals. Rows are read as the cursor is iterated (the
-    caller stops when its budget is full); each part is read through memories_scope."""
+    caller stops when its budget is full); each part is read in order through memories_brief
+    (m016), so only the rows read are ever visited."""
     marks = ",".join("?" * len(kinds))
     columns = "id, kind, body, updated, importance, evidence, origin, weight, access_count"
     return db.execute(
-        f"SELECT {columns} FROM memories WHERE project = ? AND status = 'active'"
-        f" AND (kind IN ({marks}) OR importance >= 5)"
-        f" UNION ALL SELECT {columns} FROM memories WHERE project = '' AND ? != ''"
+        f"SELECT {columns} FROM memories INDEXED BY memories_brief"
+        f" WHERE project = ? AND status = 'active' AND (kind IN ({marks}) OR importance >= 5)"
+        f" UNION ALL SELECT {columns} FROM memories INDEXED BY memories_brief"
+        " WHERE project = '' AND ? != ''"
         " AND status = 'active' AND (kind = 'pref' OR importance >= 5)"
         " ORDER BY importance DESC, weight DESC, access_count DESC, updated DESC, id DESC",
         [project, *kinds, project],

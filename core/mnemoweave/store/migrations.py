@@ -372,6 +372,15 @@ def m015_citations(db: sqlite3.Connection) -> None:
     _run_script(db, "".join(script))
 
 
+def m016_brief_index(db: sqlite3.Connection) -> None:
+    """A scope's active memories in the order the brief ranks them (memories.briefing): a
+    session's start reads the few that fit instead of sorting every one of its project."""
+    db.execute(
+        "CREATE INDEX memories_brief ON memories (project, status, importance DESC,"
+        " weight DESC, access_count DESC, updated DESC, id DESC)"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
@@ -388,6 +397,7 @@ MIGRATIONS: list[Migration] = [
     m013_consolidation,
     m014_team,
     m015_citations,
+    m016_brief_index,
 ]
 
 
