@@ -110,10 +110,10 @@ class Taker:
     def __init__(self, home: Path, server: socketserver.BaseServer, close: tuple[int, ...]):
         """Fork it; `close`: descriptors the child must not keep (the store's lock: a
         child left behind must not hold the store)."""
-        warm_by = time.monotonic() + expected(home)
+        warm_by, parent = time.monotonic() + expected(home), os.getpid()
         self.pid: int | None = os.fork()
         if self.pid == 0:
-            _take_hooks(server, close, warm_by)
+            _take_hooks(server, close, warm_by, parent)
 
     def stop(self) -> None:
         """Stop it (once): the hooks it is answering are answered first."""
@@ -124,15 +124,16 @@ class Taker:
         os.waitpid(pid, 0)
 
 
-def _take_hooks(server: socketserver.BaseServer, close: tuple[int, ...], warm_by: float) -> None:
+def _take_hooks(
+    server: socketserver.BaseServer, close: tuple[int, ...], warm_by: float, parent: int
+) -> None:
     """The child's life: answer until told to stop (the daemon is warm), or until the
-    daemon is gone."""
+    daemon (`parent`, taken before the fork: it may be gone before the child runs) is gone."""
     global _warm_by
     code, _warm_by = 0, warm_by
     try:
         for fd in close:
             os.close(fd)
-        parent = os.getppid()
         signal.signal(signal.SIGTERM, lambda signum, frame: _warm.set())
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the daemon decides when to stop
         server.timeout = Taker.TICK
