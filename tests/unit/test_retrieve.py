@@ -326,6 +326,37 @@ def test_a_scoped_query_reads_only_its_projects_collections(tmp_path):
     assert again.ids("memories") == {"m_1": "/src/a", "m_3": ""}
 
 
+def test_a_small_collection_is_searched_exactly_in_memory_and_sees_each_write(
+    tmp_path, monkeypatch
+):
+    from mnemoweave.store import vectors as vectors_module
+    from mnemoweave.store.vectors import VectorIndex
+
+    rng = np.random.default_rng(7)
+    rows = rng.normal(size=(300, 16)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    refs = [f"m_{i}" for i in range(300)]
+    index = VectorIndex(tmp_path / "chroma", "concepts")
+    index.add("memories", refs, rows, ["/src/a"] * 300)
+    probes = rng.normal(size=(5, 16)).astype(np.float32)
+    exact = [index.query("memories", probe, 10, ["/src/a"]) for probe in probes]
+    monkeypatch.setattr(vectors_module, "EXACT_MAX", 0)  # what Chroma's HNSW index finds
+    vectors_module._exact.clear()
+    approximate = [index.query("memories", probe, 10, ["/src/a"]) for probe in probes]
+    for mine, theirs in zip(exact, approximate, strict=True):
+        assert [ref for ref, _ in mine] == [ref for ref, _ in theirs]
+        assert [c for _, c in mine] == pytest.approx([c for _, c in theirs], abs=1e-5)
+    monkeypatch.setattr(vectors_module, "EXACT_MAX", 20_000)
+    vectors_module._exact.clear()
+    assert index.query("memories", rows[3], 1, ["/src/a"])[0][0] == "m_3"
+    assert [len(e.ids) for e in vectors_module._exact.values() if e] == [300]  # in memory
+    index.add("memories", ["m_900"], (-rows[3])[None, :], ["/src/a"])  # seen at once
+    assert index.query("memories", -rows[3], 1, ["/src/a"])[0][0] == "m_900"
+    index.delete("memories", ["m_3"])
+    assert "m_3" not in {ref for ref, _ in index.query("memories", rows[3], 5, ["/src/a"])}
+    assert set(index.vectors("memories", ["m_900", "m_3"], ["/src/a"])) == {"m_900"}
+
+
 def test_a_shared_collection_from_before_the_split_is_split_without_embedding(tmp_path):
     from mnemoweave.store.vectors import VectorIndex
 

@@ -11,6 +11,13 @@ here but a deleted vector.
 A data dir from before the split (one collection per table and embedder) is split on
 first use, without embedding anything again.
 
+A collection of at most EXACT_MAX vectors is searched exactly, in memory: its vectors are
+read once and kept in the process (`_exact`), dropped whenever this process changes the
+collection (the daemon, or the one command holding the store's lock, is its only writer),
+and each query is one matrix product. Chroma's own query costs 2-3 ms a call after a pause,
+most of it the call itself; a project's few hundred or thousand vectors take well under
+one. Larger collections are searched through Chroma's HNSW index.
+
 The index talks to Chroma's own engine (`chromadb_rust_bindings`, the layer chromadb's
 `PersistentClient` wraps) with the settings that client uses, so either reads what the
 other wrote. Importing the `chromadb` package takes most of a second; the engine alone
@@ -42,6 +49,26 @@ HNSW = {"space": "cosine", "ef_construction": 400, "max_neighbors": 32, "ef_sear
 # what chromadb's client sends for `configuration={"hnsw": HNSW}` and no embedding function
 _CONFIGURATION = json.dumps({"hnsw": HNSW, "spann": None, "embedding_function": {"type": "legacy"}})
 _open: dict[Path, tuple[Any, int]] = {}  # chroma dir -> (engine, users): one per process
+EXACT_MAX = 20_000  # vectors of a collection searched exactly in memory (40 MB at 512 dims)
+
+
+class _Exact(NamedTuple):
+    """A collection's vectors as read for exact search: ids, their rows, unit rows."""
+
+    ids: list[str]
+    rows: dict[str, int]
+    matrix: Any  # np.ndarray (n, dim), L2-normalised rows
+
+
+# collection id -> its vectors (None: too many for exact search); and how often this
+# process changed each collection (a read that overlapped a change is not kept)
+_exact: dict[str, _Exact | None] = {}
+_changes: dict[str, int] = {}
+
+
+def _changed(collection_id: str) -> None:
+    _changes[collection_id] = _changes.get(collection_id, 0) + 1
+    _exact.pop(collection_id, None)
 
 
 def _acquire(path: Path) -> Any:
@@ -156,6 +183,7 @@ class VectorIndex:
             projects = [(meta or {}).get("project", "") for meta in got.metadatas]
             self.add(table, got.ids, got.embeddings, projects)
         self._engine.delete_collection(shared.name, *_WHERE)
+        _changed(shared.id)
 
     def _pages(self, collection: _Collection, include: list[str]) -> Iterator[Any]:
         """A collection's entries, `_BATCH` at a time (a page of ids, `include`d fields)."""
@@ -185,6 +213,7 @@ class VectorIndex:
             by_project.setdefault(project, []).append(position)
         for project, positions in by_project.items():
             collection = self._collection(table, project)
+            _changed(collection.id)
             for start in range(0, len(positions), _BATCH):
                 chunk = positions[start : start + _BATCH]
                 self._engine.upsert(
@@ -196,6 +225,7 @@ class VectorIndex:
                     None,
                     *_WHERE,
                 )
+            _changed(collection.id)
 
     def delete(self, table: str, ids: Sequence[str]) -> None:
         """Remove these ids from every collection of the table (deletes are rare: a purge,
@@ -203,7 +233,9 @@ class VectorIndex:
         self.writes += 1
         if ids:
             for collection in self._scope(table, None):
+                _changed(collection.id)
                 self._engine.delete(collection.id, list(ids), None, None, None, *_WHERE)
+                _changed(collection.id)
 
     def move(self, table: str, old: str, new: str) -> None:
         """Give project `old`'s vectors to project `new` (a project renamed or merged)."""
@@ -215,6 +247,7 @@ class VectorIndex:
         for got in self._pages(source, ["embeddings"]):
             self.add(table, got.ids, got.embeddings, [new] * len(got.ids))
         self._engine.delete_collection(source.name, *_WHERE)
+        _changed(source.id)
         del collections[old]
 
     def clear(self, table: str) -> None:
@@ -222,6 +255,7 @@ class VectorIndex:
         self.writes += 1
         for collection in self._scope(table, None):
             self._engine.delete_collection(collection.name, *_WHERE)
+            _changed(collection.id)
         self._known[table] = {}
 
     # --- reads -------------------------------------------------------------------------------
@@ -239,6 +273,10 @@ class VectorIndex:
         """`query` for many vectors at once (in batches): one list per vector, in order."""
         found: list[list[tuple[str, float]]] = [[] for _ in range(len(vectors))]
         for collection in self._scope(table, projects):
+            exact = self._exact(collection)
+            if exact is not None:
+                _nearest(exact, vectors, n, found)
+                continue
             for start in range(0, len(vectors), _BATCH):
                 result = self._engine.query(
                     collection.id,
@@ -269,6 +307,10 @@ class VectorIndex:
         if not refs:
             return found
         for collection in self._scope(table, projects):
+            exact = self._exact(collection)
+            if exact is not None:
+                found |= {r: exact.matrix[exact.rows[r]] for r in refs if r in exact.rows}
+                continue
             for start in range(0, len(refs), _BATCH):
                 wanted = list(refs[start : start + _BATCH])
                 got = self._engine.get(
@@ -278,6 +320,28 @@ class VectorIndex:
                     found[ref] = np.asarray(vector, dtype=np.float32)
         return found
 
+    def _exact(self, collection: _Collection) -> _Exact | None:
+        """The collection's vectors for exact search, read once (None: too many)."""
+        if collection.id in _exact:
+            return _exact[collection.id]
+        import numpy as np
+
+        before = _changes.get(collection.id, 0)
+        exact: _Exact | None = None
+        if self._engine.count(collection.id, *_WHERE) <= EXACT_MAX:
+            ids: list[str] = []
+            parts = []
+            for got in self._pages(collection, ["embeddings"]):
+                ids += got.ids
+                parts.append(np.asarray(got.embeddings, dtype=np.float32))
+            matrix = np.vstack(parts) if parts else np.zeros((0, 1), dtype=np.float32)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+            exact = _Exact(ids, {ref: row for row, ref in enumerate(ids)}, matrix)
+        if _changes.get(collection.id, 0) == before:  # no change overlapped the read
+            _exact[collection.id] = exact
+        return exact
+
     def ids(self, table: str) -> dict[str, str]:
         """Every id of the table with the project whose collection holds it."""
         return {
@@ -286,3 +350,18 @@ class VectorIndex:
             for got in self._pages(collection, [])
             for ref in got.ids
         }
+
+
+def _nearest(exact: _Exact, vectors: Any, n: int, found: list[list[tuple[str, float]]]) -> None:
+    """Each query vector's `n` nearest of `exact` by cosine, added to its list in `found`."""
+    import numpy as np
+
+    if not exact.ids:
+        return
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    scores = exact.matrix @ (vectors / np.where(norms > 0, norms, 1.0)).T  # (rows, queries)
+    keep = min(n, len(exact.ids))
+    for offset in range(scores.shape[1]):
+        column = scores[:, offset]
+        best = np.argpartition(-column, keep - 1)[:keep]
+        found[offset] += [(exact.ids[row], float(column[row])) for row in best]
