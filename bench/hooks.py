@@ -1,7 +1,8 @@
 """Hooks: spawn-to-exit latency of the Claude Code prompt hook, warm daemon vs cold CLI.
 
-Each call runs what Claude Code runs on UserPromptSubmit: `hooks/mnemoweave-hook
-claude-code UserPromptSubmit` (the launcher, which runs `.venv/bin/python -S -c ENTRY`, see
+Each call runs what Claude Code runs on UserPromptSubmit: `plugins/claude-code/scripts/
+mnemoweave hook claude-code UserPromptSubmit` (the plugin's launcher, which runs
+`.venv/bin/python -S -c ENTRY`, see
 mnemoweave/hook.py) with the JSON payload on stdin and the project dir as cwd, and is timed
 from spawn to exit (exit code 0 checked). Every call has its own session id, started as
 Claude Code starts one: its SessionStart hook (untimed, which gives the session its brief)
@@ -49,10 +50,10 @@ from typing import Any
 
 from corpus import DEV_PROJECTS, OTHER_PROJECTS, Prompt, Tally, fill, prompts, rotate
 from harness import progress
+from launchers import hook_command, launcher_paths
 from metrics import percentiles
 
 REPO = Path(__file__).resolve().parents[1]
-LAUNCHER = REPO / "hooks" / "mnemoweave-hook"
 EVENT = "UserPromptSubmit"
 START = "SessionStart"  # sent first, untimed: Claude Code starts every session with it
 SOCKET_PATH_MAX = 107  # bytes of a Unix socket path, NUL excluded (Linux)
@@ -316,7 +317,7 @@ def hook_process(
     user_home = Path(env["HOME"])
     body = json.dumps(payload(prompt, session, user_home, event), ensure_ascii=False)
     done = subprocess.run(
-        [str(checkout / LAUNCHER.relative_to(REPO)), "claude-code", event],
+        [*hook_command(checkout), "claude-code", event],
         input=body.encode("utf-8"),
         capture_output=True,
         cwd=prompt.cwd,
@@ -464,11 +465,13 @@ def machine() -> dict[str, Any]:
 def baseline_code(root: Path, rev: str) -> Path:
     """Git revision `rev` unpacked under `root` as a checkout of its own: its package
     (`core`, which a PYTHONPATH puts before the installed one; the store's schema must be
-    the same) and its hook launcher (`hooks/`, which runs this checkout's `.venv`, linked)."""
+    the same) and its hook launcher (launchers.py: it runs this checkout's `.venv`, linked)."""
     where = root / "baseline"
     where.mkdir()
     archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", rev, "core", "hooks"], capture_output=True, timeout=60
+        ["git", "-C", str(REPO), "archive", rev, "core", *launcher_paths(rev)],
+        capture_output=True,
+        timeout=60,
     )
     if archive.returncode:
         raise SystemExit(f"hooks: no revision {rev!r}: {archive.stderr.decode().strip()}")

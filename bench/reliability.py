@@ -8,11 +8,12 @@ consistent with SQLite (or make it so with --repair). The client retries a faile
 with the same key, as the hooks' spool does, so an ingest committed just before a kill is
 acknowledged on the retry as a duplicate.
 
-concurrency: C hook processes at a time (the real `hooks/mnemoweave-hook`, spawned per
-event as Claude Code does), E events each (prompts, every fifth followed by a Stop with
-the answer), while distill and search run in a loop beside them. No write may be lost (a
-hook out of budget spools its payload; the daemon stores it within seconds), no "database
-is locked" may reach a host or a log, and the hooks' latency is reported.
+concurrency: C hook processes at a time (the real plugin launcher, `scripts/mnemoweave
+hook`, spawned per event as Claude Code does), E events each (prompts, every fifth
+followed by a Stop with the answer), while distill and search run in a loop beside them.
+No write may be lost (a hook out of budget spools its payload; the daemon stores it within
+seconds), no "database is locked" may reach a host or a log, and the hooks' latency is
+reported.
 
 bursts: W `mnemoweave ingest` processes started at once, against a daemon and then with
 none (each waits its turn for the store's lock); every write must be stored.
@@ -42,11 +43,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from launchers import hook_command
 from metrics import percentiles
 from mnemoweave import client
 
 ROOT = Path(__file__).resolve().parents[1]
-LAUNCHER = ROOT / "hooks" / "mnemoweave-hook"
 START_WITHIN = 180.0  # seconds a daemon may take to answer (models, index, jieba)
 DRAIN_WITHIN = 60.0  # seconds for spooled payloads to be stored
 
@@ -184,7 +185,7 @@ def _verify(home: Path, acknowledged: list[str]) -> dict[str, Any]:
 def _hook(env: dict[str, str], event: str, payload: dict[str, Any]) -> tuple[float, int, bytes]:
     started = time.perf_counter()
     done = subprocess.run(
-        [str(LAUNCHER), "claude-code", event],
+        [*hook_command(ROOT), "claude-code", event],
         input=json.dumps(payload).encode(),
         env=env,
         capture_output=True,

@@ -36,6 +36,7 @@ from typing import Any
 
 from harness import progress
 from hooks import machine
+from launchers import hook_command, launcher_paths, mcp_command
 from metrics import percentiles
 from mnemoweave import client
 
@@ -104,7 +105,7 @@ def checkout(rev: str, where: Path) -> Path:
     `.venv` that runs its package on this environment's libraries."""
     where.mkdir(parents=True)
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", rev, "core", "hooks", "plugins", "pyproject.toml"],
+        ["git", "-C", str(ROOT), "archive", rev, "core", *launcher_paths(rev), "pyproject.toml"],
         capture_output=True,
         timeout=60,
     )
@@ -267,7 +268,7 @@ def _mcp_ms(tree: Path, env: dict[str, str], cwd: Path) -> float:
     }
     start = time.perf_counter()
     process = subprocess.Popen(
-        [str(tree / "hooks" / "mnemoweave-mcp")],
+        mcp_command(tree),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -291,7 +292,7 @@ def _hook_ms(tree: Path, event: str, env: dict[str, str], cwd: Path, session: st
     payload |= EVENT_FIELDS.get(event, {})
     start = time.perf_counter()
     done = subprocess.run(
-        [str(tree / "hooks" / "mnemoweave-hook"), "claude-code", event],
+        [*hook_command(tree), "claude-code", event],
         input=json.dumps(payload).encode(),
         env=env | {"MNEMOWEAVE_HOOK_VIA": "plugin"},
         cwd=cwd,

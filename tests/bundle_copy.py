@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -40,12 +41,17 @@ def run(
 
 def copy_worktree(dest: Path, env: dict[str, str] | None = None) -> Path:
     """The checkout's working tree over `dest`: tracked files and new ones git does not
-    ignore, as they are now (modes kept; no .venv, caches or .git); a file deleted in the
-    working tree is deleted in `dest` too (a clone of the last commit may hold it)."""
+    ignore, as they are now (modes kept, links as links; no .venv, caches or .git); a file
+    deleted in the working tree is deleted in `dest` too (a clone of the last commit may
+    hold it)."""
     listed = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], ROOT, env)
     for name in filter(None, listed.stdout.split("\0")):
         source, target = ROOT / name, dest / name
-        if source.is_file():
+        if source.is_symlink():  # as git keeps it: a link (the package's bundle/)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)
+            target.symlink_to(os.readlink(source))
+        elif source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
         elif not source.exists() and target.is_file():

@@ -11,11 +11,13 @@ from pathlib import Path
 import click
 
 from .cli import UserError, _emit, _engine, cli, json_option
+from .config import load_config
 from .hook import HOSTS
 from .model import counted
 from .terminal import shown
 
 SCOPES = ("user", "project")
+INSTALLABLE = (*HOSTS, "dsh")
 
 
 @cli.command()
@@ -65,12 +67,39 @@ def _scope_option(function):
 
 
 @cli.command()
-@click.argument("host", type=click.Choice(HOSTS))
+@click.argument("host", type=click.Choice(INSTALLABLE), required=False)
 @_scope_option
+@click.option("--profile", help="dsh: the profile to add the bundle to (else dsh's default).")
 @json_option
-def install(host: str, scope: str, as_json: bool) -> None:
-    """Merge mnemoweave's hooks into the host's settings (backup first, others untouched);
-    for OpenCode, the plugin file and the MCP server entry."""
+def install(host: str | None, scope: str, profile: str | None, as_json: bool) -> None:
+    """Record where this program is (the Claude Code plugin, installed from its marketplace,
+    finds it there) and build the embedding model if it is not built yet. With HOST, also
+    merge mnemoweave's hooks into Claude Code's settings (backup first, others untouched),
+    put OpenCode's plugin file and MCP server entry in place, or add the dsh bundle to a
+    dsh profile."""
+    from .config import data_dir
+    from .hook import PROGRAM, record_program
+
+    record_program(str(data_dir()))
+    _model_built(quiet=as_json)
+    if host is None:
+        recorded = data_dir() / PROGRAM
+        if as_json:
+            _emit({"program": str(recorded)})
+        else:
+            click.echo(f"this program is recorded in {recorded}: the Claude Code plugin finds it")
+        return
+    if host == "dsh":
+        from .install import install_dsh
+
+        added = install_dsh(profile)
+        if as_json:
+            _emit(added)
+        elif added["changed"]:
+            click.echo(f"the dsh bundle is added: {added['command']}")
+        else:
+            click.echo(f"dsh is not on PATH; to add the bundle, run: {added['command']}")
+        return
     if host == "opencode":
         from .install import install_opencode
 
@@ -100,6 +129,35 @@ def uninstall(host: str, scope: str, as_json: bool) -> None:
     _done(remove(settings_path(scope)), as_json, "removed from")
 
 
+def _model_built(quiet: bool) -> None:
+    """Build the configured embedding models not built yet, once, into the cache every data
+    dir shares (what ./setup.sh does; an install from a wheel gets it here). A build that
+    fails leaves search lexical, as before, and says so."""
+    from .embed import build_models, built
+    from .errors import MnemoweaveError
+    from .plugins import make_plugin_manager
+
+    pm = make_plugin_manager()
+    missing = [name for name in load_config().models() if not built(name, pm)]
+    if not missing:
+        return
+    if not quiet:
+        click.echo(
+            f"building the embedding model into the shared cache, once: {', '.join(missing)}"
+        )
+    try:
+        results = build_models(missing, pm=pm)
+    except (MnemoweaveError, OSError) as exc:
+        click.echo(
+            f"could not build the embedding model ({exc}); search stays lexical until "
+            "`mnemoweave model build` succeeds",
+            err=True,
+        )
+        return
+    for result in results if not quiet else ():
+        click.echo(f"{result.name}: built in {result.seconds:.1f}s -> {result.path}")
+
+
 def _done(result: dict, as_json: bool, verb: str) -> None:
     if as_json:
         _emit(result)
@@ -120,7 +178,7 @@ def _done(result: dict, as_json: bool, verb: str) -> None:
         click.echo(f"hooks {verb} {result['settings']}{backup}")
         if verb == "installed into":
             click.echo(
-                "hooks only: the plugin (claude --plugin-dir plugins/claude-code) also "
+                "hooks only: the plugin (claude plugin install mnemoweave@mnemoweave) also "
                 "gives the MCP tools and the skill; use one or the other"
             )
 

@@ -5,6 +5,7 @@ two asked for help or given what they do not take, is the CLI's."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -16,9 +17,16 @@ def main() -> None:
         if (code := front(given)) is not None:
             sys.exit(code)
     elif command == ["hook"] and len(given) == 2:
-        from .hook import HOSTS, cli
+        from .hook import HOSTS, cli, home, log, record_program
+        from .private import restrict
 
         if given[0] in HOSTS:
+            restrict()  # what it writes is the user's alone
+            if os.path.basename(sys.argv[0]) == "mnemoweave":  # the console script
+                try:  # for the plugin's launcher: its next hook starts faster
+                    record_program(home())
+                except OSError as exc:
+                    log(home(), f"could not record the program: {exc}")
             cli(given)  # exits
     from .cli import main as whole
 

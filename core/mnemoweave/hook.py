@@ -351,6 +351,41 @@ def package_dir() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# Where the program is, for the Claude Code plugin's launcher (plugins/claude-code/scripts/
+# mnemoweave), which reads the data dir's `program` file when no program is on PATH or the one
+# on PATH is the one recorded (then it runs ENTRY with them): this Python, the directory that
+# holds the package, and the `mnemoweave` executable that ran (empty under `python -m`).
+# `mnemoweave install` writes it (setup.sh runs that) and so does each `mnemoweave hook` (the
+# launcher runs one when it finds a program on PATH other than the one recorded).
+PROGRAM = "program"
+PROGRAM_MISSING = "program-missing"  # the launcher found no program and said so (once)
+
+
+def record_program(where: str) -> bool:
+    """Record this program in the data dir `where`; whether the record changed."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    program = os.path.abspath(argv0) if os.path.basename(argv0) == "mnemoweave" else ""
+    lines = (sys.executable, package_dir(), program)
+    if any("\n" in line or "\r" in line for line in lines):
+        return False  # the launcher reads lines
+    text, path = "\n".join(lines) + "\n", os.path.join(where, PROGRAM)
+    try:
+        with open(path, encoding="utf-8") as kept:
+            if kept.read() == text:
+                return False
+    except (OSError, ValueError):
+        pass
+    os.makedirs(where, mode=0o700, exist_ok=True)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(temporary, path)
+    missing = os.path.join(where, PROGRAM_MISSING)
+    if os.path.exists(missing):  # to be said again if the program goes missing
+        os.unlink(missing)
+    return True
+
+
 def with_site() -> None:
     """The site directories on the path, for a hook started without them (python -S)."""
     if sys.flags.no_site and "site" not in sys.modules:

@@ -1,14 +1,15 @@
 """Installing into a host: Claude Code's hooks (one table, rendered for the plugin and for
-settings files), and OpenCode's plugin file and MCP server entry.
+settings files), OpenCode's plugin file and MCP server entry, the dsh bundle.
 
 Claude Code reads the same `hooks` object from a plugin's `hooks/hooks.json` and from
-`settings.json`. The plugin's commands run the checkout's `hooks/mnemoweave-hook`; an
-install into settings records the Python that runs this code, so the hook never depends
-on PATH. Installing merges our entries and leaves every other hook as it was; a backup
-of the file is written first, under the data dir's `backups/`, never beside it; installing
-twice changes nothing; uninstall removes ours, and a file left with nothing in it goes.
-The plugin's hooks stand aside where a settings install of ours is active, so a prompt
-gets one memory block (`settings_install`); `doctor` warns when both are there.
+`settings.json`. The plugin's commands run its own launcher (`scripts/mnemoweave`, which
+finds the program); an install into settings records the Python that runs this code, so
+the hook never depends on PATH. Installing merges our entries and leaves every other hook
+as it was; a backup of the file is written first, under the data dir's `backups/`, never
+beside it; installing twice changes nothing; uninstall removes ours, and a file left with
+nothing in it goes. The plugin's hooks stand aside where a settings install of ours is
+active, so a prompt gets one memory block (`settings_install`); `doctor` warns when both
+are there. dsh gets its bundle from dsh's own `dsh plugin add`.
 
 OpenCode loads every JS file of its plugin folder (`$XDG_CONFIG_HOME/opencode/plugin/` for
 the user, `.opencode/plugin/` at the project's git root). Installing copies
@@ -25,6 +26,7 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,6 +37,10 @@ from .errors import InvalidInput
 from .hook import ENTRY, package_dir
 from .projects import checkout_root
 
+# The bundle's files that hosts read, in the package (links to the repository's in a
+# checkout, copies in a wheel): the plugins, .claude-plugin/marketplace.json, SKILL.md and
+# manifest.json.
+BUNDLE = Path(__file__).resolve().parent / "bundle"
 HOST = "claude-code"
 # event -> (timeout in seconds, runs in the background)
 CLAUDE_CODE_HOOKS = {
@@ -45,7 +51,7 @@ CLAUDE_CODE_HOOKS = {
     "PreCompact": (10, False),
     "SessionEnd": (2, False),
 }
-PLUGIN_COMMAND = 'MNEMOWEAVE_HOOK_VIA=plugin "${CLAUDE_PLUGIN_ROOT}/../../hooks/mnemoweave-hook"'
+PLUGIN_COMMAND = 'MNEMOWEAVE_HOOK_VIA=plugin "${CLAUDE_PLUGIN_ROOT}/scripts/mnemoweave" hook'
 CLAUDE_PLUGIN = "mnemoweave"  # the plugin's name in enabledPlugins ("mnemoweave@<market>")
 MARKERS = ("mnemoweave-hook", "mnemoweave.hook", "mnemoweave hook")  # how ours are known
 
@@ -231,7 +237,7 @@ def uninstall(path: Path) -> dict[str, Any]:
 # --- OpenCode: the plugin file, and the MCP server in opencode.json ------------------------
 
 OPENCODE = "opencode"
-OPENCODE_PLUGIN = Path(__file__).resolve().parents[2] / "plugins" / "opencode" / "mnemoweave.js"
+OPENCODE_PLUGIN = BUNDLE / "plugins" / "opencode" / "mnemoweave.js"
 PLUGIN_NAME = "mnemoweave.js"
 COMMAND_LINE = "const INSTALLED_COMMAND = []; // mnemoweave:installed-command"
 COMMAND_MARK = "// mnemoweave:installed-command"  # how our plugin file is known
@@ -356,3 +362,28 @@ def uninstall_opencode(scope: str = "user", cwd: Path | None = None) -> dict[str
         "changed": bool(removed or registered),
         "backup": str(backup) if backup else None,
     }
+
+
+# --- dsh: the bundle, added to a profile with dsh's own command ------------------------------
+
+DSH_BUNDLE = BUNDLE / "plugins" / "dsh"
+
+
+def install_dsh(profile: str | None = None) -> dict[str, Any]:
+    """Add the dsh bundle to a dsh profile (`dsh plugin [--profile P] add BUNDLE`); when dsh
+    is not on PATH, nothing is run and the result holds the command to run."""
+    argv = ["dsh", "plugin", *(["--profile", profile] if profile else []), "add", str(DSH_BUNDLE)]
+    result = {"bundle": str(DSH_BUNDLE), "command": shlex.join(argv), "changed": False}
+    dsh = shutil.which("dsh")
+    if dsh is None:
+        return result
+    try:
+        done = subprocess.run(
+            [dsh, *argv[1:]], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InvalidInput(f"`{result['command']}` could not run: {exc}") from None
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip()[-500:]
+        raise InvalidInput(f"`{result['command']}` failed ({done.returncode}): {said}")
+    return result | {"changed": True}

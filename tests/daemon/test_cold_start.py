@@ -19,7 +19,7 @@ from mnemoweave.engine import Engine
 from mnemoweave.projects import project_from_cwd
 
 ROOT = Path(__file__).resolve().parents[2]
-LAUNCHER = ROOT / "hooks" / "mnemoweave-hook"
+LAUNCHER = ROOT / "plugins" / "claude-code" / "scripts" / "mnemoweave"
 RULE = "Never log request bodies in the upload service."
 FACT = "The staging database is called pg-stage-7."
 UP_WITHIN = 90.0  # seconds for the daemon a hook woke to answer and take the spool
@@ -46,7 +46,7 @@ def store(home: Path, tmp_path: Path) -> Iterator[tuple[Path, Path]]:
 
 def hook(home: Path, event: str, payload: dict) -> str:
     done = subprocess.run(
-        [str(LAUNCHER), "claude-code", event],
+        [str(LAUNCHER), "hook", "claude-code", event],
         input=json.dumps(payload).encode(),
         env=daemon_env(home),
         capture_output=True,

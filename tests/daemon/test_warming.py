@@ -160,7 +160,7 @@ def test_a_prompt_that_may_wait_is_held_while_the_daemon_warms_up_then_woven(
     with store_held(home):
         serve(home, daemon_exits)
         asked = subprocess.Popen(
-            [str(LAUNCHER), "claude-code", "UserPromptSubmit"],
+            [str(LAUNCHER), "hook", "claude-code", "UserPromptSubmit"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=daemon_env(home, MNEMOWEAVE_HOOK_BUDGET_MS="30000"),

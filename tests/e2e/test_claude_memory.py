@@ -22,7 +22,7 @@ from .fake_anthropic import message_bodies
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugins" / "claude-code"
-LAUNCHER = ROOT / "hooks" / "mnemoweave-hook"
+LAUNCHER = PLUGIN / "scripts" / "mnemoweave"
 WITH_PLUGIN = ("--plugin-dir", str(PLUGIN))
 
 
@@ -147,7 +147,7 @@ def test_a_hook_out_of_time_spools_the_prompt_and_claude_goes_on(claude, daemon)
 def test_garbage_on_stdin_exits_0_silently_and_logs(claude, daemon, garbage):
     for event in ("SessionStart", "UserPromptSubmit", "Stop"):
         run = subprocess.run(
-            [str(LAUNCHER), "claude-code", event],
+            [str(LAUNCHER), "hook", "claude-code", event],
             input=garbage,
             env=claude.env(),
             capture_output=True,

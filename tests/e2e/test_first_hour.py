@@ -68,7 +68,7 @@ def _first_hour(host: ClaudeHarness, env, extra, tmp_path: Path) -> None:
     # Quick start: ./setup.sh, then the demo
     setup = run(["./setup.sh"], clone, env, timeout=300)
     assert "semantic search: hybrid" in setup.stdout, setup.stdout
-    assert "ready: try .venv/bin/mnemoweave demo" in setup.stdout
+    assert "==> ready. Next:\n    .venv/bin/mnemoweave demo " in setup.stdout, setup.stdout
     demo = run([".venv/bin/mnemoweave", "demo"], clone, env).stdout
     assert "retrieval: hybrid" in demo, demo
     showcase = demo.split(f"search {SHOWCASE!r}:", 1)[1].strip().splitlines()[0]

@@ -16,6 +16,8 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 from mcpstdio import run
 
+import mnemoweave
+
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = json.loads((ROOT / "manifest.json").read_text(encoding="utf-8"))
 SCHEMA = json.loads((ROOT / "manifest.schema.json").read_text(encoding="utf-8"))
@@ -60,11 +62,16 @@ def test_the_schema_refuses_a_missing_path_and_a_thirteenth_tool():
 
 def test_name_version_and_description_are_the_package_s():
     assert MANIFEST["name"] == PROJECT["name"]
-    assert MANIFEST["version"] == PROJECT["version"]
+    assert PROJECT["dynamic"] == ["version"]  # the package's: mnemoweave.__version__
     assert MANIFEST["description"] == PROJECT["description"]
     assert INTERFACES["cli"]["entry_point"] == PROJECT["scripts"]["mnemoweave"]
     plugin = ROOT / INTERFACES["hooks"]["claude-code"]["files"]["manifest"]
-    assert json.loads(plugin.read_text(encoding="utf-8"))["version"] == PROJECT["version"]
+    versions = {  # each follows the package's
+        "manifest.json": MANIFEST["version"],
+        "plugin.json": json.loads(plugin.read_text(encoding="utf-8"))["version"],
+        "dsh": json.loads((ROOT / "plugins/dsh/package.json").read_text())["version"],
+    }
+    assert versions == dict.fromkeys(versions, mnemoweave.__version__)
 
 
 def test_the_tcp_listener_it_names_is_the_daemon_s():

@@ -41,3 +41,28 @@ def test_setup_installs_into_claude_code(
     assert len(commands) == 6 and all(entry in c and " claude-code " in c for c in commands)
     bad = setup(checkout_copy, "--host", "emacs", env=setup_env, timeout=60)
     assert bad.returncode == 2 and "unknown host 'emacs'" in bad.stderr
+
+
+def test_setup_says_what_it_does_and_what_to_run_next_or_nothing_when_quiet(
+    real_models, checkout_copy, setup_env, untouched_checkout
+):
+    program = checkout_copy / ".venv" / "bin" / "mnemoweave"
+    program.rename(program.with_name("mnemoweave-real"))
+    program.write_text(  # a doctor that takes 11 s: the step says it still runs
+        '#!/bin/sh\n[ "$1" = doctor ] && sleep 11\n'
+        f'exec "{program.with_name("mnemoweave-real")}" "$@"\n'
+    )
+    program.chmod(0o755)
+    said = setup(checkout_copy, "--dev", env=setup_env, timeout=600)  # installed: no pip
+    assert said.returncode == 0, said.stdout[-2000:] + said.stderr[-2000:]
+    steps = [line for line in said.stdout.splitlines() if line.startswith("==> ")]
+    assert "==> recording the program for the Claude Code plugin (mnemoweave install)" in steps
+    assert "    ... still checking (10 s)" in said.stdout
+    assert steps[-1] == "==> ready. Next:"
+    assert f'claude plugin marketplace add "{checkout_copy}"' in said.stdout.replace(
+        str(checkout_copy.resolve()), str(checkout_copy)
+    )
+    recorded = (Path(setup_env["MNEMOWEAVE_HOME"]) / "program").read_text().splitlines()
+    assert recorded[1] == str(checkout_copy / "core")
+    quiet = setup(checkout_copy, "--dev", "--quiet", env=setup_env, timeout=600)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")

@@ -153,10 +153,11 @@ def test_the_plugin_declares_the_same_hooks_as_an_install():
     assert declared == {"hooks": hooks_object(PLUGIN_COMMAND)}
     manifest = json.loads((ROOT / "plugins/claude-code/.claude-plugin/plugin.json").read_text())
     assert manifest["name"] == "mnemoweave"
-    launcher = ROOT / "hooks" / "mnemoweave-hook"
+    launcher = ROOT / "plugins/claude-code/scripts/mnemoweave"
     assert launcher.stat().st_mode & 0o111
-    # the entry settings installs run, without site, given the checkout's package dir
-    assert f'-S -c "{ENTRY}" "$here/../core" "$@"' in launcher.read_text()
+    # the entry settings installs run, without site, given the package's directory
+    assert f"entry='{ENTRY}'" in launcher.read_text()
+    assert '"$python" -S -c "$entry" "$package" "$@"' in launcher.read_text()
 
 
 def test_install_merges_idempotently_with_a_backup_and_uninstall_leaves_the_rest(
@@ -240,7 +241,7 @@ def test_only_the_users_claude_transcripts_are_followed(tmp_path):
     assert not claude_code.is_transcript(projects / "-p" / "missing.jsonl", tmp_path)
 
 
-def test_install_and_hook_through_the_cli(tmp_path, monkeypatch):
+def test_install_and_hook_through_the_cli(tmp_path, monkeypatch, real_models):
     from click.testing import CliRunner
 
     from mnemoweave.cli import cli
@@ -358,7 +359,9 @@ def test_the_weave_does_not_quote_the_prompt_back(engine):
     assert engine.db.execute("SELECT count(*) FROM turns").fetchone()[0] == 1
 
 
-def test_doctor_warns_when_the_plugin_and_a_settings_install_are_both_active(tmp_path, monkeypatch):
+def test_doctor_warns_when_the_plugin_and_a_settings_install_are_both_active(
+    tmp_path, monkeypatch, real_models
+):
     from click.testing import CliRunner
 
     from mnemoweave.cli import cli

@@ -173,3 +173,32 @@ def test_the_bundle_declares_its_patch_the_bridge_and_the_mcp_server():
     assert mcp["config"]["transport"] == "stdio" and mcp["config"]["args"] == ["mcp"]
     assert mcp["config"]["serverName"] == "mnemoweave"
     assert mcp["config"]["command"][0] == "js" and "MNEMOWEAVE_BIN" in mcp["config"]["command"][1]
+
+
+def test_install_dsh_adds_the_packaged_bundle_with_dsh_s_own_command(
+    tmp_path, monkeypatch, real_models
+):
+    from click.testing import CliRunner
+
+    from mnemoweave.cli import cli
+    from mnemoweave.install import DSH_BUNDLE
+
+    assert (DSH_BUNDLE / "package.json").read_bytes() == (PLUGIN / "package.json").read_bytes()
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    runner = CliRunner()
+    absent = runner.invoke(cli, ["install", "dsh", "--profile", "web"])
+    assert absent.exit_code == 0, absent.output
+    assert f"run: dsh plugin --profile web add {DSH_BUNDLE}" in absent.output
+
+    called = tmp_path / "called"
+    fake = tmp_path / "dsh"  # a stand-in that keeps its arguments
+    fake.write_text(f'#!/bin/sh\necho "$@" > {called}\n')
+    fake.chmod(0o755)
+    added = runner.invoke(cli, ["install", "dsh", "--profile", "web", "--json"])
+    assert added.exit_code == 0, added.output
+    assert json.loads(added.output)["changed"] is True
+    assert called.read_text() == f"plugin --profile web add {DSH_BUNDLE}\n"
+
+    fake.write_text('#!/bin/sh\necho "no such profile: web" >&2\nexit 3\n')
+    failed = runner.invoke(cli, ["install", "dsh", "--profile", "web"])
+    assert failed.exit_code == 2 and "no such profile: web" in failed.output

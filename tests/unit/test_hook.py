@@ -1,5 +1,6 @@
 """The hook process against a stand-in daemon on the data dir's socket: what it prints,
-spools and logs for each kind of answer, and what it imports on its common path."""
+spools and logs for each kind of answer, and what it imports on its common path; the
+Claude Code plugin's launcher, which finds the program that runs it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 import json
 import os
 import re
+import shutil
 import socketserver
 import subprocess
 import sys
@@ -17,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
+import mnemoweave
 from mnemoweave import client, hook
+from mnemoweave.hook import PROGRAM, PROGRAM_MISSING, package_dir
 
 PROMPT = {"session_id": "s1", "cwd": "/tmp", "prompt": "deploy notes"}
 CONTEXT = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "ç"}}
@@ -164,7 +168,7 @@ def test_the_common_path_imports_no_json_and_no_socket_module(home):
     assert imported == "[]"
 
 
-LAUNCHER = Path(__file__).resolve().parents[2] / "hooks" / "mnemoweave-hook"
+LAUNCHER = Path(__file__).resolve().parents[2] / "plugins/claude-code/scripts/mnemoweave"
 
 
 def test_the_launcher_runs_without_site_and_spools_with_it(home):
@@ -172,7 +176,7 @@ def test_the_launcher_runs_without_site_and_spools_with_it(home):
     needs only the package, and the spool, which cleans secrets, adds them itself."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env |= {"MNEMOWEAVE_HOME": str(home)}
-    hook_run = [str(LAUNCHER), "claude-code", "UserPromptSubmit"]
+    hook_run = [str(LAUNCHER), "hook", "claude-code", "UserPromptSubmit"]
     sent = json.dumps({"output": CONTEXT}).encode()
     with stand_in(home, [(200, sent)]):
         done = subprocess.run(
@@ -189,3 +193,154 @@ def test_the_launcher_runs_without_site_and_spools_with_it(home):
     (spooled,) = (home / "spool").glob("*.json")
     prompt = json.loads(spooled.read_text())["payload"]["prompt"]
     assert prompt.startswith("deploy notes with [REDACTED:") and key not in prompt
+
+
+# --- the Claude Code plugin as its marketplace installs it: a copy in Claude Code's cache,
+# with no checkout around it, whose launcher finds the program ($MNEMOWEAVE_BIN, then PATH,
+# then the recorded one) or says once how to install it
+
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / "plugins" / "claude-code"
+VENV_BIN = Path(sys.executable).parent
+SYSTEM_PATH = "/usr/bin:/bin"
+
+
+@pytest.fixture
+def user(tmp_path: Path, home: Path) -> Path:
+    """A HOME whose Claude Code installed the plugin from the marketplace of a clone."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / "setup.sh").write_text("#!/bin/sh\n")
+    plugins = tmp_path / "home" / ".claude" / "plugins"
+    shutil.copytree(PLUGIN, plugins / "cache" / "mnemoweave" / "mnemoweave" / "0.1.0")
+    known = {
+        "other": {"source": {"source": "directory", "path": "/x"}, "installLocation": "/x"},
+        "mnemoweave": {
+            "source": {"source": "directory", "path": str(clone)},
+            "installLocation": str(clone),
+        },
+    }
+    (plugins / "known_marketplaces.json").write_text(json.dumps(known, indent=2))
+    return tmp_path / "home"
+
+
+def launch(user: Path, home: Path, *args: str, path: str = SYSTEM_PATH, stdin: bytes = b""):
+    launcher = user / ".claude/plugins/cache/mnemoweave/mnemoweave/0.1.0/scripts/mnemoweave"
+    env = {"HOME": str(user), "PATH": path, "MNEMOWEAVE_HOME": str(home)}
+    env |= {"MNEMOWEAVE_HOOK_BUDGET_MS": "5000", "CLAUDE_PLUGIN_ROOT": str(launcher.parents[1])}
+    return subprocess.run(
+        [str(launcher), *args], input=stdin, capture_output=True, env=env, timeout=60
+    )
+
+
+def recorded(home: Path) -> list[str]:
+    return (home / PROGRAM).read_text(encoding="utf-8").splitlines()
+
+
+def test_the_marketplace_lists_the_plugin_whose_version_is_the_package_s():
+    market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    (entry,) = market["plugins"]
+    plugin = (ROOT / entry["source"]).resolve()
+    assert plugin == PLUGIN
+    manifest = json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == entry["name"] == "mnemoweave"
+    assert manifest["version"] == mnemoweave.__version__  # (manifest.json's test checks all)
+    # what the plugin runs lies inside it
+    for declared in ("hooks/hooks.json", ".mcp.json"):
+        for command in _commands(json.loads((plugin / declared).read_text())):
+            assert "${CLAUDE_PLUGIN_ROOT}/scripts/mnemoweave" in command and ".." not in command
+
+
+def _commands(value) -> list[str]:
+    if isinstance(value, dict):
+        found = [value["command"]] if isinstance(value.get("command"), str) else []
+        return found + [c for v in value.values() for c in _commands(v)]
+    return [c for v in value for c in _commands(v)] if isinstance(value, list) else []
+
+
+def test_the_installed_plugin_runs_the_program_that_install_recorded(user, home, real_models):
+    done = subprocess.run(
+        [str(VENV_BIN / "mnemoweave"), "install"],
+        env=os.environ | {"MNEMOWEAVE_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and str(home / PROGRAM) in done.stdout, done.stderr
+    assert recorded(home)[1:] == [package_dir(), str(VENV_BIN / "mnemoweave")]
+    with stand_in(home, [(200, json.dumps({"output": CONTEXT}).encode())]) as got:
+        ran = launch(user, home, "hook", "claude-code", "UserPromptSubmit", stdin=PROMPT_BYTES)
+    assert (ran.returncode, json.loads(ran.stdout), ran.stderr) == (0, CONTEXT, b"")
+    assert json.loads(got[0])["payload"] == PROMPT
+
+
+PROMPT_BYTES = json.dumps(PROMPT).encode()
+
+
+def test_a_program_on_path_runs_first_and_records_itself(user, home, tmp_path):
+    (home / PROGRAM).write_text("/gone/python\n/gone\n/gone/mnemoweave\n")
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "mnemoweave").symlink_to(VENV_BIN / "mnemoweave")  # as `uv tool install` links
+    for _ in range(2):  # then again, as recorded
+        with stand_in(home, [(200, json.dumps({"output": CONTEXT}).encode())]):
+            ran = launch(
+                user,
+                home,
+                "hook",
+                "claude-code",
+                "UserPromptSubmit",
+                path=f"{folder}:{SYSTEM_PATH}",
+                stdin=PROMPT_BYTES,
+            )
+        assert (ran.returncode, json.loads(ran.stdout), ran.stderr) == (0, CONTEXT, b"")
+        assert recorded(home)[1:] == [package_dir(), str(folder / "mnemoweave")]
+
+
+def test_mnemoweave_bin_comes_first(user, home, tmp_path):
+    fake = tmp_path / "fake"
+    fake.write_text('#!/bin/sh\necho "fake $*"\n')
+    fake.chmod(0o755)
+    for args in (("mcp", "--project", "p"), ("hook", "claude-code", "Stop")):
+        env = {"MNEMOWEAVE_BIN": str(fake)}
+        ran = subprocess.run(
+            [str(PLUGIN / "scripts" / "mnemoweave"), *args],
+            env={"PATH": SYSTEM_PATH, "HOME": str(user), "MNEMOWEAVE_HOME": str(home)} | env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert (ran.returncode, ran.stdout) == (0, f"fake {' '.join(args)}\n"), ran.stderr
+
+
+def test_with_no_program_the_first_session_start_says_how_to_install_it(
+    user,
+    home,
+    real_models,
+):
+    start = json.dumps({"session_id": "s", "cwd": "/tmp", "hook_event_name": "SessionStart"})
+    ran = launch(user, home, "hook", "claude-code", "SessionStart", stdin=start.encode())
+    assert (ran.returncode, ran.stderr) == (0, b"")
+    told = json.loads(ran.stdout)
+    said = told["hookSpecificOutput"]["additionalContext"]
+    clone = user.parent / "clone"
+    assert f"run {clone}/setup.sh (or: uv tool install {clone})" in said
+    assert told["systemMessage"] == said and told["hookSpecificOutput"]["hookEventName"] == (
+        "SessionStart"
+    )
+    assert said in (home / "logs" / "hooks.log").read_text()
+    for event in ("SessionStart", "UserPromptSubmit", "Stop"):  # once, and never an error
+        again = launch(user, home, "hook", "claude-code", event, stdin=start.encode())
+        assert (again.returncode, again.stdout, again.stderr) == (0, b"", b"")
+    server = launch(user, home, "mcp")
+    assert server.returncode == 1 and f"run {clone}/setup.sh" in server.stderr.decode()
+
+    subprocess.run(  # installed: it would be said again if the program went missing
+        [str(VENV_BIN / "mnemoweave"), "install"],
+        env=os.environ | {"MNEMOWEAVE_HOME": str(home)},
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert not (home / PROGRAM_MISSING).exists()

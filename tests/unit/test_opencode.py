@@ -275,7 +275,7 @@ def test_a_linked_plugin_is_replaced_by_a_recorded_copy(user):
     assert OPENCODE_PLUGIN.read_text().count("INSTALLED_COMMAND = []") == 1  # source untouched
 
 
-def test_install_and_uninstall_opencode_through_the_cli(user, tmp_path, monkeypatch):
+def test_install_and_uninstall_opencode_through_the_cli(user, tmp_path, monkeypatch, real_models):
     from click.testing import CliRunner
 
     from mnemoweave.cli import cli

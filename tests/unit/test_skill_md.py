@@ -65,7 +65,8 @@ def test_the_plugin_declares_the_mcp_server_without_path():
     command = servers["mnemoweave"]["command"]
     assert command.startswith("${CLAUDE_PLUGIN_ROOT}/")
     launcher = Path(command.replace("${CLAUDE_PLUGIN_ROOT}", str(PLUGIN))).resolve()
-    assert launcher == ROOT / "hooks" / "mnemoweave-mcp" and os.access(launcher, os.X_OK)
+    assert launcher == PLUGIN / "scripts" / "mnemoweave" and os.access(launcher, os.X_OK)
+    assert servers["mnemoweave"]["args"] == ["mcp"]
 
 
 def test_the_launcher_runs_mnemoweave_bin_when_set(tmp_path):
@@ -73,7 +74,7 @@ def test_the_launcher_runs_mnemoweave_bin_when_set(tmp_path):
     fake.write_text('#!/bin/sh\necho "fake $*"\n', encoding="utf-8")
     fake.chmod(0o755)
     out = subprocess.run(
-        [str(ROOT / "hooks" / "mnemoweave-mcp"), "--project", "p"],
+        [str(PLUGIN / "scripts" / "mnemoweave"), "mcp", "--project", "p"],
         env={"PATH": "/usr/bin:/bin", "MNEMOWEAVE_BIN": str(fake)},
         capture_output=True,
         text=True,
