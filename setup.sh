@@ -6,7 +6,7 @@
 #   --dev    also installs the test tools (pytest, hypothesis, ruff, mypy, ...).
 #   --host   also installs into a host (mnemoweave install HOST).
 #   --quiet  prints nothing but errors (for scripts).
-# Says what it does at each step, shows pip's own progress, and says at least every 10 s
+# Says what it does at each step, shows pip's own progress, and says at least every 5 s
 # that a long step still runs. Safe to re-run: steps whose inputs did not change are skipped.
 # Environment: PYTHON (interpreter to use, default python3), MNEMOWEAVE_HOME (data dir),
 #   MNEMOWEAVE_MODELS (models cache, default $XDG_CACHE_HOME/mnemoweave/models or ~/.cache/...).
@@ -36,10 +36,10 @@ done
 
 step() { [ "$quiet" = 1 ] || printf '==> %s\n' "$*"; }
 fail() { printf 'setup.sh: %s\n' "$*" >&2; exit 1; }
-# run a command, saying every 10 s that it still runs (pip installs in silence for minutes);
+# run a command, saying every 5 s that it still runs (pip installs in silence for minutes);
 # quiet: its output is shown only when it fails
 ticking() {
-  local label=$1 out pid waited=0 code=0
+  local label=$1 out pid ticks=0 code=0
   shift
   if [ "$quiet" = 1 ]; then
     out=$(mktemp)
@@ -50,9 +50,9 @@ ticking() {
   "$@" &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
-    sleep 1
-    waited=$((waited + 1))
-    [ $((waited % 10)) -ne 0 ] || printf '    ... still %s (%d s)\n' "$label" "$waited"
+    sleep 0.2
+    ticks=$((ticks + 1))
+    [ $((ticks % 25)) -ne 0 ] || printf '    ... still %s (%d s)\n' "$label" $((ticks / 5))
   done
   wait "$pid" || code=$?
   return "$code"
@@ -65,7 +65,7 @@ command -v "$PYTHON" >/dev/null 2>&1 || fail "no '$PYTHON' on PATH; install Pyth
 
 if [ ! -x .venv/bin/python ]; then
   step "creating .venv with $("$PYTHON" -V 2>&1)"
-  "$PYTHON" -m venv .venv || fail "could not create .venv (on Debian/Ubuntu: apt-get install python3-venv)"
+  ticking "creating .venv" "$PYTHON" -m venv .venv || fail "could not create .venv (on Debian/Ubuntu: apt-get install python3-venv)"
 fi
 
 extras=""; [ "$dev" = 1 ] && extras="[dev]"

@@ -48,8 +48,8 @@ def test_setup_says_what_it_does_and_what_to_run_next_or_nothing_when_quiet(
 ):
     program = checkout_copy / ".venv" / "bin" / "mnemoweave"
     program.rename(program.with_name("mnemoweave-real"))
-    program.write_text(  # a doctor that takes 11 s: the step says it still runs
-        '#!/bin/sh\n[ "$1" = doctor ] && sleep 11\n'
+    program.write_text(  # a doctor that takes 13 s: the step says it still runs
+        '#!/bin/sh\n[ "$1" = doctor ] && sleep 13\n'
         f'exec "{program.with_name("mnemoweave-real")}" "$@"\n'
     )
     program.chmod(0o755)
