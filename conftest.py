@@ -32,15 +32,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(prefix, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def shared_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The XDG cache of every test of a worker: what mnemoweave shares between data dirs
+    (jieba's dictionary table, built once per worker; the models have a cache of their own
+    per test, see MNEMOWEAVE_MODELS)."""
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
 @pytest.fixture(autouse=True)
-def mnemoweave_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def mnemoweave_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_cache_home: Path
+) -> Iterator[Path]:
     home = tmp_path / "mnemoweave-home"
     for name in list(os.environ):
         if name.startswith("MNEMOWEAVE_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("MNEMOWEAVE_HOME", str(home))
     monkeypatch.setenv("MNEMOWEAVE_MODELS", str(tmp_path / "models"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(shared_cache_home))
     # git names projects: it reads no system or user config of the machine running the tests
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))

@@ -24,6 +24,14 @@ def data_dir() -> Path:
     return Path(home).expanduser() if home else Path.home() / ".mnemoweave"
 
 
+def shared_cache() -> Path:
+    """What every data dir shares, built from installed packages and never from anyone's
+    data (the models, unless `$MNEMOWEAVE_MODELS` says otherwise; jieba's dictionary
+    table): `$XDG_CACHE_HOME/mnemoweave`, else `~/.cache/mnemoweave`."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME", "")).expanduser()
+    return (cache if cache.is_absolute() else Path.home() / ".cache") / "mnemoweave"
+
+
 def use_data_dir(home: str | None) -> None:
     """`--home`: make `home` the data dir of this process and of those it starts (None:
     keep the environment's). An empty path is refused, never taken as the current dir."""

@@ -3,6 +3,7 @@ segmentation, token estimates."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import math
@@ -12,7 +13,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from .config import data_dir
+from .config import data_dir, shared_cache
 from .secrets import redact
 
 # --- privacy: what may be stored ----------------------------------------------------------
@@ -181,7 +182,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def cache_dir() -> Path:
-    """Where caches (jieba's dictionary table, onnxruntime's files) live: inside the data dir."""
+    """Where the data dir's caches (onnxruntime's files, downloads) live: inside it."""
     return data_dir() / "cache"
 
 
@@ -190,15 +191,18 @@ _jieba: Any = None
 
 
 def _tokenizer() -> Any:
-    """jieba, set up once per process over its dictionary table in the data dir's cache
-    (see store/dictionary.py)."""
+    """jieba, set up once per process over its dictionary table in the cache every data dir
+    shares (see store/dictionary.py; a data dir of an older version kept its own in its
+    cache: it is removed)."""
     global _jieba
     if _jieba is None:
         with _jieba_lock:
             if _jieba is None:
-                from .store.dictionary import tokenizer
+                from .store.dictionary import FILE, tokenizer
 
-                _jieba = tokenizer(cache_dir())
+                _jieba = tokenizer(shared_cache())
+                with contextlib.suppress(OSError):
+                    (cache_dir() / FILE).unlink()
     return _jieba
 
 
@@ -208,9 +212,9 @@ def read_dictionary() -> None:
 
 
 def jieba_dictionary() -> Path:
-    """The dictionary table jieba reads (inside the data dir it started with); when that
-    table is gone (its data dir was removed under a live process), jieba is set up again
-    over the current data dir."""
+    """The dictionary table jieba reads (in the shared cache it started with); when that
+    table is gone (removed under a live process), jieba is set up again over the current
+    shared cache."""
     global _jieba
     if not Path(_tokenizer().FREQ.path).is_file():
         with _jieba_lock:

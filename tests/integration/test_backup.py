@@ -362,7 +362,7 @@ def test_a_backup_while_the_daemon_runs_and_writes(tmp_path_factory, tmp_path, k
 
 def test_restore_to_a_new_dir_touches_nothing_else(engine, mnemoweave_home, tmp_path, keys):
     keyfile, public = keys
-    engine.remember("以后代码注释都用英文", kind="pref")  # jieba reads it: its cache is written
+    engine.remember("以后代码注释都用英文", kind="pref")  # jieba reads it: its table is written
     engine.close()
     out = tmp_path / "mw.age"
     backup(mnemoweave_home, out, [public])
@@ -379,7 +379,8 @@ def test_restore_to_a_new_dir_touches_nothing_else(engine, mnemoweave_home, tmp_
         timeout=WITHIN,
     )
     assert done.returncode == 0, done.stderr
-    assert list(user.iterdir()) == []  # no ~/.mnemoweave, no cache anywhere else
-    assert (target / "cache").is_dir()
+    assert list(user.iterdir()) == []  # no ~/.mnemoweave, no cache in the home
+    shared = Path(os.environ["XDG_CACHE_HOME"]) / "mnemoweave"  # what every data dir shares
+    assert (shared / "jieba.sqlite").is_file()
     checks = json.loads(done.stdout)["doctor"]["checks"]
     assert str(user) not in json.dumps(checks)

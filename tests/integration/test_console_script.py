@@ -30,7 +30,8 @@ def test_console_script_round_trip(mnemoweave_home):
     found = mnemoweave("search", "部署", "--json")
     assert [h["id"] for h in json.loads(found.stdout)["hits"]] == [ref]
     assert (mnemoweave_home / "mnemoweave.sqlite").is_file()
-    assert (mnemoweave_home / "cache" / "jieba.sqlite").is_file()
+    xdg_cache = Path(os.environ["XDG_CACHE_HOME"])
+    assert (xdg_cache / "mnemoweave" / "jieba.sqlite").is_file()  # shared by every data dir
     bad = mnemoweave("get", "m_999")
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip() == "Error: no memory with id m_999"

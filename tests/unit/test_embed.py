@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -180,7 +181,8 @@ def test_models_dir_is_the_setting_else_the_xdg_cache_else_the_home_cache(
     monkeypatch.setenv("MNEMOWEAVE_MODELS", str(tmp_path / "mine"))
     assert models_dir() == tmp_path / "mine"
     monkeypatch.delenv("MNEMOWEAVE_MODELS")
-    assert models_dir() == tmp_path / "xdg-cache" / "mnemoweave" / "models"  # ../../conftest.py
+    xdg_cache = Path(os.environ["XDG_CACHE_HOME"])  # ../../conftest.py
+    assert models_dir() == xdg_cache / "mnemoweave" / "models"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # not absolute: ignored, as XDG says
     assert models_dir() == tmp_path / "user" / ".cache" / "mnemoweave" / "models"
     monkeypatch.delenv("XDG_CACHE_HOME")

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import data_dir
+from ..config import data_dir, shared_cache
 from ..errors import InvalidInput, MnemoweaveError
 from .artifacts import ModelBuildError
 from .base import BuildResult, Embedder, EmbedderSpec
@@ -52,8 +52,7 @@ def models_dir() -> Path:
     `$XDG_CACHE_HOME/mnemoweave/models`, else `~/.cache/mnemoweave/models`."""
     if chosen := os.environ.get("MNEMOWEAVE_MODELS", "").strip():
         return Path(chosen).expanduser()
-    cache = Path(os.environ.get("XDG_CACHE_HOME", "")).expanduser()
-    return (cache if cache.is_absolute() else Path.home() / ".cache") / "mnemoweave" / "models"
+    return shared_cache() / "models"
 
 
 def _adopt(spec: EmbedderSpec, homes: list[Path]) -> None:
