@@ -50,7 +50,7 @@ from typing import Any
 
 from corpus import DEV_PROJECTS, OTHER_PROJECTS, Prompt, Tally, fill, prompts, rotate
 from harness import progress
-from launchers import hook_command, launcher_paths
+from launchers import command, launcher_paths
 from metrics import percentiles
 
 REPO = Path(__file__).resolve().parents[1]
@@ -317,7 +317,7 @@ def hook_process(
     user_home = Path(env["HOME"])
     body = json.dumps(payload(prompt, session, user_home, event), ensure_ascii=False)
     done = subprocess.run(
-        [*hook_command(checkout), "claude-code", event],
+        [*command(checkout, "hook"), "claude-code", event],
         input=body.encode("utf-8"),
         capture_output=True,
         cwd=prompt.cwd,

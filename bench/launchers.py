@@ -11,18 +11,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_LAUNCHER = Path("plugins/claude-code/scripts/mnemoweave")
 
 
-def hook_command(tree: Path) -> list[str]:
-    """What runs one hook in the checkout `tree` (then HOST EVENT)."""
+def command(tree: Path, verb: str) -> list[str]:
+    """What runs `verb` (`hook`, then HOST EVENT; `mcp`) in the checkout `tree`."""
     if (tree / PLUGIN_LAUNCHER).exists():
-        return [str(tree / PLUGIN_LAUNCHER), "hook"]
-    return [str(tree / "hooks" / "mnemoweave-hook")]
-
-
-def mcp_command(tree: Path) -> list[str]:
-    """What runs the MCP server in the checkout `tree`."""
-    if (tree / PLUGIN_LAUNCHER).exists():
-        return [str(tree / PLUGIN_LAUNCHER), "mcp"]
-    return [str(tree / "hooks" / "mnemoweave-mcp")]
+        return [str(tree / PLUGIN_LAUNCHER), verb]
+    return [str(tree / "hooks" / f"mnemoweave-{verb}")]
 
 
 def launcher_paths(rev: str) -> list[str]:

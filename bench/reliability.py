@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from launchers import hook_command
+from launchers import command
 from metrics import percentiles
 from mnemoweave import client
 
@@ -185,7 +185,7 @@ def _verify(home: Path, acknowledged: list[str]) -> dict[str, Any]:
 def _hook(env: dict[str, str], event: str, payload: dict[str, Any]) -> tuple[float, int, bytes]:
     started = time.perf_counter()
     done = subprocess.run(
-        [*hook_command(ROOT), "claude-code", event],
+        [*command(ROOT, "hook"), "claude-code", event],
         input=json.dumps(payload).encode(),
         env=env,
         capture_output=True,

@@ -36,7 +36,7 @@ from typing import Any
 
 from harness import progress
 from hooks import machine
-from launchers import hook_command, launcher_paths, mcp_command
+from launchers import command, launcher_paths
 from metrics import percentiles
 from mnemoweave import client
 
@@ -268,7 +268,7 @@ def _mcp_ms(tree: Path, env: dict[str, str], cwd: Path) -> float:
     }
     start = time.perf_counter()
     process = subprocess.Popen(
-        mcp_command(tree),
+        command(tree, "mcp"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -292,7 +292,7 @@ def _hook_ms(tree: Path, event: str, env: dict[str, str], cwd: Path, session: st
     payload |= EVENT_FIELDS.get(event, {})
     start = time.perf_counter()
     done = subprocess.run(
-        [*hook_command(tree), "claude-code", event],
+        [*command(tree, "hook"), "claude-code", event],
         input=json.dumps(payload).encode(),
         env=env | {"MNEMOWEAVE_HOOK_VIA": "plugin"},
         cwd=cwd,

@@ -133,6 +133,7 @@ def _model_built(quiet: bool) -> None:
     """Build the configured embedding models not built yet, once, into the cache every data
     dir shares (what ./setup.sh does; an install from a wheel gets it here). A build that
     fails leaves search lexical, as before, and says so."""
+    from .cli_model import said
     from .embed import build_models, built
     from .errors import MnemoweaveError
     from .plugins import make_plugin_manager
@@ -155,7 +156,7 @@ def _model_built(quiet: bool) -> None:
         )
         return
     for result in results if not quiet else ():
-        click.echo(f"{result.name}: built in {result.seconds:.1f}s -> {result.path}")
+        click.echo(said(result))
 
 
 def _done(result: dict, as_json: bool, verb: str) -> None:

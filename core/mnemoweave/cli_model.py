@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from .cli import _emit, cli, json_option
 from .config import load_config
+
+if TYPE_CHECKING:
+    from .embed import BuildResult
 
 
 @cli.group()
@@ -25,13 +30,18 @@ def model_build(names: tuple[str, ...], force: bool) -> None:
         click.echo("embedder is 'none': nothing to build")
         return
     for result in build_models(wanted, force=force):
-        state = "built" if result.built else "up to date"
-        parity = (
-            ""
-            if result.parity_min_cosine is None
-            else f", parity min cosine {result.parity_min_cosine:.6f}"
-        )
-        click.echo(f"{result.name}: {state} in {result.seconds:.1f}s{parity} -> {result.path}")
+        click.echo(said(result))
+
+
+def said(result: BuildResult) -> str:
+    """One model's build, as `model build` (and `install`) reports it."""
+    state = "built" if result.built else "up to date"
+    parity = (
+        ""
+        if result.parity_min_cosine is None
+        else f", parity min cosine {result.parity_min_cosine:.6f}"
+    )
+    return f"{result.name}: {state} in {result.seconds:.1f}s{parity} -> {result.path}"
 
 
 @model.command("list")
