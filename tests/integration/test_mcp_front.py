@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,52 @@ def replies(argv: list[str], sent: list[Any], env: dict[str, str], cwd: Path) ->
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def replies_in_turn(argv: list[str], sent: list[Any], env: dict[str, str], cwd: Path) -> list[Any]:
+    """As `replies`, but each request is sent only once the one before it has its reply, as
+    a host waits for a tool's result before it calls the next: a server may run requests
+    that arrive together concurrently, so a search sent with a remember could run first."""
+    errors = cwd / f"{Path(argv[-1]).name}.stderr"
+    with errors.open("w") as stderr:
+        server = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=env,
+            cwd=cwd,
+        )
+    assert server.stdin and server.stdout
+    out, came = server.stdout, queue.Queue[Any]()
+
+    def read() -> None:
+        for line in out:
+            if line.strip():
+                came.put(json.loads(line))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    found: list[Any] = []
+    try:
+        for message in sent:
+            line = message if isinstance(message, str) else json.dumps(message)
+            server.stdin.write(line + "\n")
+            server.stdin.flush()
+            awaited = (
+                message.get("id") if isinstance(message, dict) and "method" in message else None
+            )
+            while awaited is not None and awaited not in [reply.get("id") for reply in found]:
+                found.append(came.get(timeout=WITHIN))
+        server.stdin.close()
+        assert server.wait(timeout=WITHIN) == 0, errors.read_text()[-2000:]
+        reader.join(timeout=WITHIN)
+    finally:
+        server.kill()
+    while not came.empty():
+        found.append(came.get())
+    return found
 
 
 def by_id(found: list[Any]) -> dict[str, Any]:
@@ -86,8 +134,9 @@ def test_the_rest_of_a_conversation_is_the_full_servers(env, tmp_path):
         *[m | {"id": m["id"] + 20} for m in LISTINGS],
     ]
     env |= {"MNEMOWEAVE_BIN": "/bin/false"}  # no daemon can start: both work in-process
-    front = replies(FRONT, sent, env, tmp_path)
-    full = replies(FULL, sent, env | {"MNEMOWEAVE_HOME": str(tmp_path / "other")}, tmp_path)
+    front = replies_in_turn(FRONT, sent, env, tmp_path)
+    other = env | {"MNEMOWEAVE_HOME": str(tmp_path / "other")}
+    full = replies_in_turn(FULL, sent, other, tmp_path)
     assert by_id(front) == by_id(full)
     assert len(front) == len(full) and [r.get("id") for r in front].count("start") == 1
     assert "pg-stage-7" in by_id(front)["11"]["result"]["content"][0]["text"]
