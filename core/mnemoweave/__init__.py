@@ -7,11 +7,12 @@ loads when first used.
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["Engine", "__version__"]
+__all__ = ["Engine", "__version__", "hookimpl"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .engine import Engine
+    from .hookspecs import hookimpl
 
 
 def __getattr__(name: str) -> object:
@@ -19,4 +20,8 @@ def __getattr__(name: str) -> object:
         from .engine import Engine
 
         return Engine
+    if name == "hookimpl":  # what a plugin marks its hook implementations with
+        from .hookspecs import hookimpl
+
+        return hookimpl
     raise AttributeError(f"module 'mnemoweave' has no attribute {name!r}")

@@ -307,14 +307,11 @@ def extractive(turns: Sequence[Turn], engine: Engine) -> list[Card]:
 
 
 def distiller(engine: Engine) -> Distiller:
-    """The configured distiller (an unknown name falls back to "extractive", with a warning)."""
-    registry: dict[str, Distiller] = {}
-    engine.pm.hook.register_distillers(register=registry.__setitem__)
-    name = engine.config.distiller
-    if name not in registry:
-        log.warning("unknown distiller %r (registered: %s)", name, ", ".join(sorted(registry)))
-        name = "extractive"
-    return registry[name]
+    """The configured distiller (an unknown name falls back to the built-in one)."""
+    from .plugins import chosen
+
+    found: Distiller = chosen(engine.pm, "register_distillers", engine.config.distiller)
+    return found
 
 
 def _admissible(engine: Engine, card: Card, texts: dict[str, str]) -> bool:

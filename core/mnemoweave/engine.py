@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Config, data_dir, load_config
 from .delegation import Delegated
@@ -53,6 +53,9 @@ from .writes import (
     from_fields,
 )
 
+if TYPE_CHECKING:
+    from .plugins import Plugins
+
 SOURCES = ("memories", "turns", "team", "all")  # team: the team mirror (team/)
 RESETS = ("compact", "clear")  # session start sources after which the host's context is new
 MAX_K = 1000  # hits one search returns at most (each channel looks at a multiple of it)
@@ -69,7 +72,7 @@ class Engine:
         self.config = config or load_config(self.home)
         self._db: sqlite3.Connection | None = None
         self._channels: list[DenseChannel] | None = None
-        self._pm: Any = None
+        self._pm: Plugins | None = None
         self._classifier: Callable[..., Classification] | None = None
         self._vectors: dict[tuple[Any, ...], Any] = {}  # the last query's embeddings, neighbours
         # where writes a hook's answer does not wait for go (deferring()); None: done at once
@@ -255,7 +258,7 @@ class Engine:
     # --- events from hosts ------------------------------------------------------------------
 
     @property
-    def pm(self) -> Any:
+    def pm(self) -> Plugins:
         """This engine's plugin manager (built on first use)."""
         if self._pm is None:
             from .plugins import make_plugin_manager
@@ -269,17 +272,9 @@ class Engine:
         if answer is not None:
             return answer
         if self._classifier is None:
-            registry: dict[str, Callable[..., Classification]] = {}
-            self.pm.hook.register_classifiers(register=registry.__setitem__)
-            name = self.config.classifier
-            if name not in registry:  # a typo in the config must not cost a turn
-                log.warning(
-                    "unknown classifier %r (registered: %s); using builtin",
-                    name,
-                    ", ".join(sorted(registry)),
-                )
-                name = "builtin"
-            self._classifier = registry[name]
+            from .plugins import chosen
+
+            self._classifier = chosen(self.pm, "register_classifiers", self.config.classifier)
         return self._classifier(turn=turn)  # keywords, as register_classifiers says
 
     def handle(self, event: Turn | SessionEvent) -> Written | None:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, indexing, private, text
-from .plugins import failures
 from .retrieve import built_mode
 from .store import cards as cards_table
 from .store import damage, fts, quarantine
@@ -57,7 +56,8 @@ def status(engine: Engine) -> dict[str, Any]:
         "memories_by_tag": memories_table.counts_by(db, "tag"),
         "pending_cards": cards_table.pending_count(db, None),
         "retrieval": built_mode(engine.home, engine.config, engine.pm),
-        "plugin_failures": dict(failures(engine.pm)),
+        "plugin_failures": dict(engine.pm.failures),
+        "plugin_clashes": list(engine.pm.clashes),
         "spool": _spool(engine.home),
         "data_dir": str(engine.home),
         "db_path": str(engine.db_path),

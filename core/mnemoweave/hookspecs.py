@@ -1,11 +1,14 @@
 """Every pluggy hookspec of mnemoweave, with its contract.
 
-Plugins implement these with `@mnemoweave.hookimpl` (or `mnemoweave.hookspecs.hookimpl`)
-and are found through the `mnemoweave` entry-point group. Hooks are called with keyword
-arguments, take frozen dataclasses and return plain data; an implementation may accept only
-the arguments it needs. So are the classifiers and distillers the registries register. An
-implementation that raises is logged, counted in `status` and skipped: it never breaks a
-turn. docs/plugin-hooks.md has an example plugin for each hook.
+Plugins implement these with `@mnemoweave.hookimpl` and are found through the `mnemoweave`
+entry-point group. A `register_*` hook registers items by name, and a name registered twice
+is settled the same way in each: the built-in item is kept, else the first-registered
+plugin's, and the clash is reported with the plugin that caused it (`status`). Hooks are
+called with keyword arguments, take frozen dataclasses and return plain data; an
+implementation may accept only the arguments it needs. So are the classifiers and
+distillers the registries register. An implementation that raises is logged, counted in
+`status` and skipped: it never breaks a turn. docs/plugin-hooks.md has an example plugin
+for each hook.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ if TYPE_CHECKING:
     from .engine import Engine
     from .model import Block, Card, Classification, Memory, SessionEvent, Turn
 
-hookspec = pluggy.HookspecMarker("mnemoweave")
-hookimpl = pluggy.HookimplMarker("mnemoweave")
+PROJECT = "mnemoweave"  # the markers' project, and the plugins' entry-point group
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 # --- registries: asked when what they register is first needed ------------------------------
@@ -70,7 +74,7 @@ def register_hosts(register: Callable[[str, Any], None]) -> None:
     payload it refuses), and `answer(engine, event, payload, announced)`, the JSON the host
     expects back (None for no output). `adapters.handle(engine, name, event, payload)` and
     the daemon's `/v1/hooks/{name}/{event}` route dispatch to it; `adapters.hosts(pm)` asks
-    once per plugin manager. A name registered twice keeps the later-registered plugin's.
+    once per plugin manager.
     """
 
 

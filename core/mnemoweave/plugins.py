@@ -1,17 +1,27 @@
-"""Building the plugin manager: hookspecs, built-in plugins, entry-point plugins.
+"""The plugin manager: hookspecs, built-in plugins, entry-point plugins, and one rule for
+every `register_*` hook.
 
-Every hook implementation is wrapped so that one that raises is logged, counted and
-skipped (it returns None, which every hook treats as "nothing to add"): a broken plugin
-never breaks a turn. `failures(pm)` gives the counts `status` reports; `registry(pm, hook)`
-what a `register_*` hook registers by name, asked once per manager.
+Each hook implementation is guarded as its plugin is registered: one that raises is logged,
+counted in `Plugins.failures` (which `status` reports) and skipped (it returns None, which
+every hook treats as "nothing to add"), so a broken plugin never breaks a turn.
+
+A `register_*` hook registers items by name (`registry(pm, hook)`), and a name registered
+twice is settled the same way in every registry: the built-in plugins' item is kept, else
+the first-registered plugin's, and the clash is logged and listed in `Plugins.clashes`
+with the plugin that caused it. An item its registry refuses (a bad name) is skipped and
+listed there the same way: the check runs outside the guard, so the report names the plugin
+that registered it.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import logging
 from collections import Counter
+from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import Any
 
 import pluggy
@@ -27,92 +37,147 @@ BUILTIN_PLUGINS = (
     "mnemoweave.weave",
     "mnemoweave.team.plugin",
 )  # the built-in hosts join when they are first asked for (adapters.hosts)
-_FAILURES = "_mnemoweave_failures"
-_REGISTRIES = "_mnemoweave_registries"
-_PLUGGED = "_mnemoweave_plugged"
+BUILTIN_PREFIX = "mnemoweave."  # a plugin registered under such a name is built in
 
 
-def _isolated(impl: pluggy.HookImpl, hook_name: str, counts: Counter) -> None:
-    if impl.hookwrapper or impl.wrapper:
-        return  # wrappers manage the call themselves; leave them as they are
-    function = impl.function
+class Guarded:
+    """A plugin as it is registered: its hook implementations, each guarded."""
 
-    @functools.wraps(function)
-    def guarded(*args: Any) -> Any:  # pluggy passes the hook's keyword arguments in order
+    def __init__(self, plugin: object, name: str, failures: Counter[str]) -> None:
+        self.plugin = plugin
+        for attr in dir(plugin):
+            if not _routine(inspect.getattr_static(plugin, attr, None)):
+                continue  # properties and other descriptors are not run, as pluggy does
+            function = getattr(plugin, attr)
+            opts = getattr(function, f"{hookspecs.PROJECT}_impl", None)
+            if callable(function) and isinstance(opts, dict):
+                wraps = opts.get("wrapper") or opts.get("hookwrapper")
+                setattr(self, attr, function if wraps else _guard(function, name, attr, failures))
+
+
+def _routine(found: object) -> bool:
+    return isinstance(found, (staticmethod, classmethod)) or inspect.isroutine(found)
+
+
+def _guard(function: Callable[..., Any], plugin: str, hook: str, counts: Counter[str]) -> Any:
+    @functools.wraps(function)  # keeps the marker and the argument names pluggy reads
+    def guarded(*args: Any, **kwargs: Any) -> Any:
         try:
-            return function(*args)
+            return function(*args, **kwargs)
         except Exception:
-            counts[f"{impl.plugin_name}.{hook_name}"] += 1
-            log.exception("plugin %s failed in %s; skipped", impl.plugin_name, hook_name)
+            counts[f"{plugin}.{hook}"] += 1
+            log.exception("plugin %s failed in %s; skipped", plugin, hook)
             return None
 
-    guarded._mnemoweave_guard = True  # type: ignore[attr-defined]
-    # pluggy types HookImpl.function as Final; replacing it is how each implementation is
-    # isolated (pluggy's hook callers read it at call time)
-    impl.function = guarded  # type: ignore[misc]
+    return guarded
 
 
-def _isolate_all(pm: pluggy.PluginManager) -> None:
-    counts = failures(pm)
-    for hook_name in dir(pm.hook):
-        caller = getattr(pm.hook, hook_name)
-        if not isinstance(caller, pluggy.HookCaller):
-            continue
-        for impl in caller.get_hookimpls():
-            if not getattr(impl.function, "_mnemoweave_guard", False):
-                _isolated(impl, hook_name, counts)
+class Plugins(pluggy.PluginManager):
+    """mnemoweave's plugin manager: never a module-level global, so tests and engines stay
+    independent. A plugin registered later (tests, embedding apps) is guarded as the first
+    ones were, and the registries are asked again."""
+
+    def __init__(self) -> None:
+        super().__init__(hookspecs.PROJECT)
+        self.add_hookspecs(hookspecs)
+        self.failures: Counter[str] = Counter()  # `plugin.hook` -> how often it raised
+        self.clashes: list[str] = []  # registrations a registry did not keep, and why
+        self._registries: dict[str, dict[str, Any]] = {}
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        if any(getattr(known, "plugin", None) is plugin for _, known in self.list_name_plugin()):
+            raise ValueError(f"plugin already registered: {plugin!r}")
+        name = name or self.get_canonical_name(plugin)
+        registered = super().register(Guarded(plugin, name, self.failures), name=name)
+        self.check_pending()
+        self._registries.clear()
+        return registered
 
 
-def failures(pm: pluggy.PluginManager) -> Counter:
-    """How often each `plugin.hook` raised since the manager was built."""
-    if not hasattr(pm, _FAILURES):
-        setattr(pm, _FAILURES, Counter())
-    return getattr(pm, _FAILURES)
-
-
-def make_plugin_manager(load_entrypoints: bool = True) -> pluggy.PluginManager:
-    """A fresh manager: never a module-level global, so tests and engines stay independent."""
-    pm = pluggy.PluginManager("mnemoweave")
-    pm.add_hookspecs(hookspecs)
+def make_plugin_manager(load_entrypoints: bool = True) -> Plugins:
+    """A fresh manager with the built-in plugins and (unless told not to) those of the
+    `mnemoweave` entry-point group."""
+    pm = Plugins()
     for name in BUILTIN_PLUGINS:
         pm.register(importlib.import_module(name), name=name)
     if load_entrypoints:
-        pm.load_setuptools_entrypoints("mnemoweave")
-    pm.check_pending()
-    _isolate_all(pm)
+        for point in entry_points(group=hookspecs.PROJECT):
+            if not pm.has_plugin(point.name):
+                pm.register(point.load(), name=point.name)
     return pm
 
 
-def register(pm: pluggy.PluginManager, plugin: object, name: str | None = None) -> None:
-    """Register one more plugin after the manager was built (tests, embedding apps)."""
-    pm.register(plugin, name=name)
-    pm.check_pending()
-    _isolate_all(pm)
-    getattr(pm, _REGISTRIES, {}).clear()  # the registries are asked again
+def _in_turn(pm: Plugins, hook_name: str) -> list[pluggy.HookImpl]:
+    """The hook's implementations in the order a registry hears them: built-ins first, then
+    the others as they were registered."""
+    impls = getattr(pm.hook, hook_name).get_hookimpls()
+    order = [name for name, _ in pm.list_name_plugin()]  # as they were registered
+    order = sorted(order, key=lambda name: not name.startswith(BUILTIN_PREFIX))
+    return sorted(impls, key=lambda impl: order.index(impl.plugin_name))
 
 
-def registry(pm: pluggy.PluginManager, hook_name: str) -> dict[str, Any]:
-    """What the `register_*` hook `hook_name` registers (`register(name, item)`), by name:
-    asked once per manager (and again after `register` adds a plugin). A name registered
-    twice keeps the later-registered plugin's item (pluggy asks later plugins first)."""
-    if not hasattr(pm, _REGISTRIES):
-        setattr(pm, _REGISTRIES, {})
-    cache = getattr(pm, _REGISTRIES)
-    if hook_name not in cache:
+def clash(pm: Plugins, plugin: str, hook_name: str, what: str) -> None:
+    """Report a registration a registry did not keep."""
+    pm.clashes.append(f"{plugin}: {hook_name} {what}")
+    log.warning("plugin %s: %s %s", plugin, hook_name, what)
+
+
+def registry(
+    pm: Plugins,
+    hook_name: str,
+    named: Callable[..., tuple[str, Any]] = lambda name, item: (name, item),
+    check: Callable[[str, Any], str | None] = lambda name, item: None,
+) -> dict[str, Any]:
+    """What the `register_*` hook `hook_name` registers, by name: asked once per manager
+    (and again after a plugin is added). `named` turns what a plugin passes to `register`
+    into (name, item); `check` says what is wrong with an item (None: nothing)."""
+    if hook_name not in pm._registries:
         found: dict[str, Any] = {}
+        owner: dict[str, str] = {}
+        for impl in _in_turn(pm, hook_name):
+            heard: list[tuple[str, Any]] = []
+            impl.function(register=lambda *args, into=heard: into.append(named(*args)))
+            for name, item in heard:
+                wrong = check(name, item)
+                if wrong:
+                    clash(pm, impl.plugin_name, hook_name, f"{name!r} refused: {wrong}")
+                elif name in found:
+                    kept = f"{owner[name]}'s is kept"
+                    clash(pm, impl.plugin_name, hook_name, f"{name!r} registered twice: {kept}")
+                else:
+                    found[name], owner[name] = item, impl.plugin_name
+        pm._registries[hook_name] = found
+    return pm._registries[hook_name]
 
-        def add(name: str, item: Any) -> None:
-            found.setdefault(name, item)
 
-        getattr(pm.hook, hook_name)(register=add)
-        cache[hook_name] = found
-    return cache[hook_name]
+FALLBACK = {"register_classifiers": "builtin", "register_distillers": "extractive"}
 
 
-def add_commands(cli: Any, pm: pluggy.PluginManager | None = None) -> None:
+def chosen(pm: Plugins, hook_name: str, name: str) -> Any:
+    """The item a setting names in a registry: an unknown name (a typo in the config must
+    not cost a turn) gives the built-in one (FALLBACK), with a warning."""
+    found = registry(pm, hook_name)
+    if name not in found:
+        what = hook_name.removeprefix("register_").removesuffix("s")
+        known, fallback = ", ".join(sorted(found)), FALLBACK[hook_name]
+        log.warning("unknown %s %r (registered: %s); using %s", what, name, known, fallback)
+        name = fallback
+    return found[name]
+
+
+def add_commands(cli: Any, pm: Plugins | None = None) -> None:
     """Let plugins add their commands to the CLI's click group (register_commands), once
-    per group; `pm` defaults to a manager with the entry-point plugins."""
-    if getattr(cli, _PLUGGED, False):
+    per group; `pm` defaults to a manager with the entry-point plugins. A command named
+    like one the group has already is not replaced: the clash is reported."""
+    if getattr(cli, "_mnemoweave_plugged", False):
         return
-    setattr(cli, _PLUGGED, True)
-    (pm or make_plugin_manager()).hook.register_commands(cli=cli)
+    cli._mnemoweave_plugged = True
+    pm = pm or make_plugin_manager()
+    for impl in _in_turn(pm, "register_commands"):
+        before = dict(cli.commands)
+        impl.function(cli=cli)
+        for name, command in before.items():
+            if cli.commands.get(name) is not command:
+                cli.commands[name] = command
+                kept = "the command line's own is kept"
+                clash(pm, impl.plugin_name, "register_commands", f"{name!r} taken: {kept}")

@@ -10,7 +10,6 @@ from mnemoweave.distill import extractive
 from mnemoweave.errors import InvalidInput
 from mnemoweave.hookspecs import hookimpl
 from mnemoweave.model import Card, SessionEvent, Turn
-from mnemoweave.plugins import register
 from mnemoweave.statements import sentences, stated, summary_of, traceable
 from mnemoweave.text import normalise
 
@@ -121,7 +120,7 @@ class _Inventive:
 def test_a_plugin_distiller_is_used_but_cannot_invent_or_cite_missing_turns(engine):
     from dataclasses import replace
 
-    register(engine.pm, _Inventive())
+    engine.pm.register(_Inventive())
     engine.config = replace(engine.config, distiller="inventive")
     _say(engine, CONVERSATION[:1])
     (card,) = engine.distill()

@@ -154,11 +154,27 @@ def test_plugin_model_builds_once_and_then_loads() -> None:
     assert embedder is not None and embedder.embed(["a b"]).shape == (1, 16)
 
 
-def test_duplicate_or_unsafe_names_are_rejected() -> None:
-    with pytest.raises(MnemoweaveError, match="two plugins"):
-        registered(plugin_manager(StubPlugin(), StubPlugin()))
-    with pytest.raises(InvalidInput, match="embedder name"):
-        registered(plugin_manager(StubPlugin("../escape")))
+def test_a_duplicate_name_keeps_the_built_in_or_the_first_and_an_unsafe_one_is_refused() -> None:
+    pm = make_plugin_manager(load_entrypoints=False)
+    first = StubPlugin()
+    for name, plugin in [
+        ("impostor", StubPlugin("use-m3")),
+        ("first", first),
+        ("second", StubPlugin()),
+        ("unsafe", StubPlugin("../x")),
+    ]:
+        pm.register(plugin, name=name)
+    specs = registered(pm)
+    assert specs["use-m3"].dim != 16 and specs["use-m3"].description != "stub"  # the built-in
+    assert specs["stub"].load is first.load and "../x" not in specs
+    kept = "mnemoweave.embed.default_plugin's is kept"
+    assert pm.clashes == [
+        f"impostor: register_embedders 'use-m3' registered twice: {kept}",
+        "second: register_embedders 'stub' registered twice: first's is kept",
+        "unsafe: register_embedders '../x' refused: an embedder's name takes lowercase"
+        " letters, digits, . - _",
+    ]
+    assert not pm.failures  # no plugin is blamed for another's registration
 
 
 def test_damaged_model_raises_a_readable_error() -> None:

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from mnemoweave import adapters, hookspecs
 from mnemoweave.embed import build_models, load_embedder
 from mnemoweave.model import SessionEvent
-from mnemoweave.plugins import add_commands, make_plugin_manager, register
+from mnemoweave.plugins import add_commands, make_plugin_manager
 
 ROOT = Path(__file__).parents[2]
 DOCS = (ROOT / "docs" / "plugin-hooks.md").read_text(encoding="utf-8")
@@ -47,7 +47,7 @@ def plugged(engine, name: str) -> types.ModuleType:
     """The section's one example, registered with the engine's plugin manager."""
     (source,) = BLOCK.findall(section(name))
     module = example(source, name)
-    register(engine.pm, module, name=f"doc-{name}")
+    engine.pm.register(module, name=f"doc-{name}")
     return module
 
 
@@ -98,7 +98,7 @@ def check_register_hosts(engine, capsys):
 def check_register_commands(engine, capsys):
     (source,) = BLOCK.findall(section("register_commands"))
     pm = make_plugin_manager(load_entrypoints=False)
-    register(pm, example(source, "register_commands"), name="doc-register_commands")
+    pm.register(example(source, "register_commands"), name="doc-register_commands")
     group = click.Group()
     add_commands(group, pm)
     result = CliRunner().invoke(group, ["greet", "Ada"])
@@ -176,6 +176,6 @@ def test_each_hook_example_runs_and_has_its_effect(name, engine, capsys):
 
 def test_the_introductory_example_runs(engine, capsys):
     first = BLOCK.findall(DOCS)[0]
-    register(engine.pm, example(first, "intro"), name="doc-intro")
+    engine.pm.register(example(first, "intro"), name="doc-intro")
     engine.ingest("s1", "user", "hello", host="dsh")
     assert capsys.readouterr().out == "dsh/s1: user said 5 characters\n"

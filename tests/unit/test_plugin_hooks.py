@@ -23,7 +23,7 @@ from mnemoweave.embed.base import EmbedderSpec
 from mnemoweave.errors import InvalidInput
 from mnemoweave.hookspecs import hookimpl
 from mnemoweave.model import Block, Card, Classification, Line, Memory, SessionEvent, Turn
-from mnemoweave.plugins import add_commands, failures, make_plugin_manager, register
+from mnemoweave.plugins import add_commands, make_plugin_manager
 
 ROOT = Path(__file__).parents[2]
 PAYLOADS = ROOT / "tests" / "e2e" / "payloads" / "claude-code"
@@ -83,7 +83,7 @@ class Recorder:
 def recorder(engine) -> Recorder:
     """A Recorder registered with the engine's plugin manager."""
     plugin = Recorder()
-    register(engine.pm, plugin, name="recorder")
+    engine.pm.register(plugin, name="recorder")
     return plugin
 
 
@@ -121,7 +121,7 @@ def test_hook_register_embedders(tmp_path):
             )
 
     pm = make_plugin_manager(load_entrypoints=False)
-    register(pm, Tiny(), name="tiny")
+    pm.register(Tiny(), name="tiny")
     assert registered(pm)["tiny"].dim == 2
     assert "use-m3" in registered(pm)  # the built-in ones are still there
     assert not built("tiny", pm, tmp_path)  # it asked the spec, for a directory
@@ -138,7 +138,7 @@ def test_hook_register_classifiers(engine):
                 lambda *, turn: Classification("pref", 0.9 if turn.text.isupper() else 0.1),
             )
 
-    register(engine.pm, Shouty(), name="shouty")
+    engine.pm.register(Shouty(), name="shouty")
     engine.config = replace(engine.config, classifier="shouty")
     engine.ingest("s1", "user", "ALWAYS USE TABS")
     turn = engine.get("t_1")
@@ -159,7 +159,7 @@ def test_hook_register_distillers(engine):
             register("noop", lambda turns, **kw: [])  # the documented example
             register("one-card", one_card)
 
-    register(engine.pm, Distillers(), name="distillers")
+    engine.pm.register(Distillers(), name="distillers")
     engine.ingest("s1", "user", "Prefer small pull requests over big ones.")
     engine.config = replace(engine.config, distiller="noop")
     assert engine.distill(session="s1") == []
@@ -199,7 +199,7 @@ def test_hook_register_hosts(engine):
     assert set(adapters.hosts(engine.pm)) == {"claude-code", "opencode", "dsh"}
     with pytest.raises(InvalidInput, match="unknown host 'fake'"):
         adapters.handle(engine, "fake", "say", {"session": "s1", "text": "hello"})
-    register(engine.pm, FakeHostPlugin(), name="fake-host")
+    engine.pm.register(FakeHostPlugin(), name="fake-host")
     assert set(adapters.hosts(engine.pm)) == {"claude-code", "opencode", "dsh", "fake"}
     answer = adapters.handle(engine, "fake", "say", {"session": "s1", "text": "hello there"})
     assert answer == {"heard": 1, "event": "say"}
@@ -230,7 +230,7 @@ def test_hook_register_commands(monkeypatch):
 
     group = click.Group(commands={})
     pm = make_plugin_manager(load_entrypoints=False)
-    register(pm, Hello(), name="hello")
+    pm.register(Hello(), name="hello")
     add_commands(group, pm)
     add_commands(group, pm)  # once per group
     assert runner.invoke(group, ["hello"]).output == "hello from a plugin\n"
@@ -299,7 +299,7 @@ def test_hook_classify_turn(engine):
         def classify_turn(self, turn):
             return Classification("mission", 0.95) if turn.text.startswith("TODO:") else None
 
-    register(engine.pm, Todo(), name="todo")
+    engine.pm.register(Todo(), name="todo")
     engine.ingest("s1", "user", "TODO: ship the release notes")
     engine.ingest("s1", "user", "以后代码注释都用英文")
     assert [engine.get(ref).kind for ref in ("t_1", "t_2")] == ["mission", "pref"]
@@ -316,7 +316,7 @@ def test_hook_weave_blocks(engine):
                 return [Block("nudge", (Line("deploys freeze on Fridays", ref="wiki:freeze"),))]
             return None
 
-    register(engine.pm, Freeze(), name="freeze")
+    engine.pm.register(Freeze(), name="freeze")
     woven = engine.weave("can I deploy today?", session="s1", project="/p", budget=300)
     assert "deploys freeze on Fridays" in woven.text
     assert asked[-1] == ("can I deploy today?", "s1", "/p", 300)
@@ -400,14 +400,14 @@ def test_a_raising_notification_is_logged_and_skipped(engine, caplog):
         def on_session_start(self, event):
             raise RuntimeError("boom")
 
-    register(engine.pm, Broken(), name="broken")
+    engine.pm.register(Broken(), name="broken")
     assert engine.remember("Uploads retry three times").action == "new"
     assert engine.forget("m_1").action == "trashed"
     engine.ingest("s1", "user", "以后代码注释都用英文，commit message 也用英文。")
     engine.distill()
     assert engine.review("c_1", "reject").action == "rejected"
     adapters.handle(engine, "claude-code", "SessionStart", payload("SessionStart"))  # no raise
-    assert failures(engine.pm) == {
+    assert engine.pm.failures == {
         "broken.on_memory": 2,
         "broken.on_card": 2,
         "broken.on_session_start": 1,

@@ -1,11 +1,16 @@
 """The hook registry: every hook documented, built-ins registered, failures isolated."""
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
-from mnemoweave import hookspecs
+import click
+from click.testing import CliRunner
+
+from mnemoweave import adapters, hookspecs
 from mnemoweave.hookspecs import hookimpl
-from mnemoweave.plugins import failures, make_plugin_manager, register
+from mnemoweave.model import Card, Classification
+from mnemoweave.plugins import add_commands, make_plugin_manager
 
 DOCS = (Path(__file__).parents[2] / "docs" / "plugin-hooks.md").read_text(encoding="utf-8")
 
@@ -40,11 +45,11 @@ def test_a_failing_hookimpl_is_skipped_and_counted(caplog):
         def register_embedders(self, register):
             raise RuntimeError("boom")
 
-    register(pm, Broken(), name="broken")
+    pm.register(Broken(), name="broken")
     specs = []
     pm.hook.register_embedders(register=specs.append)
     assert "use-m3" in {spec.name for spec in specs}  # the others still ran
-    assert failures(pm) == {"broken.register_embedders": 1}
+    assert pm.failures == {"broken.register_embedders": 1}
     assert "broken failed in register_embedders" in caplog.text
 
 
@@ -56,7 +61,7 @@ def test_managers_are_independent():
         def classify_turn(self, turn):
             return None
 
-    register(a, Extra(), name="extra")
+    a.register(Extra(), name="extra")
     assert a.has_plugin("extra") and not b.has_plugin("extra")
 
 
@@ -76,7 +81,7 @@ def test_status_counts_plugin_failures(engine):
         def on_turn(self, turn):
             raise RuntimeError("boom")
 
-    register(engine.pm, Broken(), name="broken")
+    engine.pm.register(Broken(), name="broken")
     assert engine.ingest("s1", "user", "hello there").action == "new"  # the turn is not lost
     assert engine.status()["plugin_failures"] == {"broken.on_turn": 1}
 
@@ -88,3 +93,93 @@ def test_an_unknown_configured_classifier_falls_back_and_loses_no_turn(engine, c
     assert engine.ingest("s1", "user", "以后代码注释都用英文").action == "new"
     assert engine.get("t_1").kind == "pref"
     assert "unknown classifier 'nonexistent'" in caplog.text
+
+
+# --- one rule for a name registered twice: the built-in is kept, else the first ------------
+# (the embedders' registry: tests/unit/test_embed.py)
+
+
+def test_a_classifier_named_like_the_built_in_is_not_used(engine):
+    class Impostor:
+        @hookimpl
+        def register_classifiers(self, register):
+            register("builtin", lambda turn: Classification("mission", 1.0))
+
+    engine.pm.register(Impostor(), name="impostor")
+    engine.ingest("s1", "user", "以后代码注释都用英文")
+    assert engine.get("t_1").kind == "pref"
+    kept = "mnemoweave.classify's is kept"
+    assert engine.status()["plugin_clashes"] == [
+        f"impostor: register_classifiers 'builtin' registered twice: {kept}"
+    ]
+
+
+def test_a_distiller_name_registered_twice_keeps_the_first_plugins(engine):
+    class Distillers:
+        def __init__(self, cards):
+            self.cards = cards
+
+        @hookimpl
+        def register_distillers(self, register):
+            register("extractive", lambda turns, **kw: self.cards)
+            register("mine", lambda turns, **kw: self.cards)
+
+    made = Card("", "Use tabs.", "pref", ("t_1",), 0.9)
+    engine.pm.register(Distillers([made]), name="first")
+    engine.pm.register(Distillers([]), name="second")
+    engine.ingest("s1", "user", "Use tabs.")
+    engine.config = replace(engine.config, distiller="mine")
+    assert [card.summary for card in engine.distill(session="s1")] == ["Use tabs."]
+    assert engine.pm.clashes == [
+        "first: register_distillers 'extractive' registered twice: mnemoweave.distill's is kept",
+        "second: register_distillers 'extractive' registered twice: mnemoweave.distill's is kept",
+        "second: register_distillers 'mine' registered twice: first's is kept",
+    ]
+
+
+def test_a_host_registered_before_the_built_ins_join_does_not_replace_them(engine):
+    class Impostor:
+        @hookimpl
+        def register_hosts(self, register):
+            register("claude-code", object())
+
+    engine.pm.register(Impostor(), name="impostor")  # before adapters.hosts adds the built-ins
+    assert adapters.hosts(engine.pm)["claude-code"] is adapters.claude_code
+    kept = "mnemoweave.adapters's is kept"
+    assert engine.pm.clashes == [f"impostor: register_hosts 'claude-code' registered twice: {kept}"]
+
+
+def test_a_command_named_like_a_built_in_one_does_not_replace_it():
+    class Commands:
+        @hookimpl
+        def register_commands(self, cli):
+            @cli.command()
+            def status():
+                click.echo("not the status")
+
+            @cli.command()
+            def hello():
+                click.echo("hello")
+
+    @click.group()
+    def group():
+        pass
+
+    @group.command()
+    def status():
+        click.echo("the status")
+
+    pm = make_plugin_manager(load_entrypoints=False)
+    pm.register(Commands(), name="commands")
+    add_commands(group, pm)
+    runner = CliRunner()
+    assert runner.invoke(group, ["status"]).output == "the status\n"
+    assert runner.invoke(group, ["hello"]).output == "hello\n"
+    kept = "the command line's own is kept"
+    assert pm.clashes == [f"commands: register_commands 'status' taken: {kept}"]
+
+
+def test_hookimpl_is_at_the_package_top():
+    import mnemoweave
+
+    assert mnemoweave.hookimpl is hookimpl

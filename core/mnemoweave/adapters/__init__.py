@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..hookspecs import hookimpl
 from ..model import SessionEvent, Turn
-from ..plugins import register, registry
+from ..plugins import Plugins, registry
 from . import claude_code, dsh, opencode
 
 if TYPE_CHECKING:
@@ -30,12 +30,12 @@ def register_hosts(register: Any) -> None:
         register(name, adapter)
 
 
-def hosts(pm: Any) -> dict[str, Any]:
+def hosts(pm: Plugins) -> dict[str, Any]:
     """Every registered host adapter by name (register_hosts), asked once per manager. The
     built-in hosts join a manager here, the first time it is asked: the core's plugin
     manager knows no outer layer."""
     if pm.get_plugin(__name__) is None:
-        register(pm, sys.modules[__name__], name=__name__)
+        pm.register(sys.modules[__name__], name=__name__)
     return registry(pm, "register_hosts")
 
 

@@ -30,7 +30,7 @@ from .artifacts import ModelBuildError
 from .base import BuildResult, Embedder, EmbedderSpec
 
 if TYPE_CHECKING:
-    import pluggy
+    from ..plugins import Plugins
 
 __all__ = [
     "BuildResult",
@@ -78,23 +78,18 @@ def _adopt(spec: EmbedderSpec, homes: list[Path]) -> None:
             old.parent.rmdir()  # `<data dir>/models`, once empty
 
 
-def registered(pm: pluggy.PluginManager | None = None) -> dict[str, EmbedderSpec]:
-    """Every registered model, by name."""
-    if pm is None:
-        from ..plugins import make_plugin_manager
+def registered(pm: Plugins | None = None) -> dict[str, EmbedderSpec]:
+    """Every registered model, by name (a name registered twice: see mnemoweave.plugins)."""
+    from ..plugins import make_plugin_manager, registry
 
-        pm = make_plugin_manager()
-    specs: dict[str, EmbedderSpec] = {}
+    pm = pm or make_plugin_manager()
+    return registry(pm, "register_embedders", named=lambda spec: (spec.name, spec), check=_wrong)
 
-    def register(spec: EmbedderSpec) -> None:
-        if not _NAME.fullmatch(spec.name):
-            raise InvalidInput(f"embedder name {spec.name!r}: use lowercase letters, digits, .-_")
-        if spec.name in specs:
-            raise MnemoweaveError(f"two plugins register an embedder named {spec.name!r}")
-        specs[spec.name] = spec
 
-    pm.hook.register_embedders(register=register)
-    return specs
+def _wrong(name: str, spec: EmbedderSpec) -> str | None:
+    if not _NAME.fullmatch(name):
+        return "an embedder's name takes lowercase letters, digits, . - _"
+    return None
 
 
 def _spec(name: str, specs: dict[str, EmbedderSpec]) -> EmbedderSpec:
@@ -105,7 +100,7 @@ def _spec(name: str, specs: dict[str, EmbedderSpec]) -> EmbedderSpec:
 
 
 def build_models(
-    names: list[str] | None = None, force: bool = False, pm: pluggy.PluginManager | None = None
+    names: list[str] | None = None, force: bool = False, pm: Plugins | None = None
 ) -> list[BuildResult]:
     """Build the named models (None: all registered), skipping those already current."""
     specs = registered(pm)
@@ -123,14 +118,14 @@ def _built_dir(spec: EmbedderSpec, home: Path | None) -> Path | None:
     return model_dir if spec.is_built(model_dir) else None
 
 
-def built(name: str, pm: pluggy.PluginManager | None = None, home: Path | None = None) -> bool:
+def built(name: str, pm: Plugins | None = None, home: Path | None = None) -> bool:
     """Whether the named model is built, for the data dir `home` (as load_embedder finds it),
     without loading anything."""
     return _built_dir(_spec(name, registered(pm)), home) is not None
 
 
 def load_embedder(
-    name: str, pm: pluggy.PluginManager | None = None, home: Path | None = None
+    name: str, pm: Plugins | None = None, home: Path | None = None
 ) -> Embedder | None:
     """The named model ready to embed, or None when its files are not built yet. `home` is
     the data dir it is loaded for (default the process's): a model an older version built
