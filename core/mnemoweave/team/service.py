@@ -9,7 +9,7 @@ team's records, and the server stamps their authors (records.py).
 Chroma runs inside this process (the `chromadb` package's engine on `--path`), so there
 is no second port: the only way to the data is this one, or the directory itself, which
 is its owner's only. Past one server, `--chroma URL` points several of these at one Chroma
-server or distributed deployment on a network only they reach (see the README).
+server or distributed deployment on a network only they reach (see docs/team.md).
 
 The API (JSON; `records` are shared memories, `vector` their embedding):
     GET  /v1/team                               the member, its team, the team's model
