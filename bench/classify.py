@@ -1,4 +1,4 @@
-"""Turn-classifier benchmark: accuracy and macro-F1 of `mnemoweave.classify` on labelled turns.
+"""Turn-classifier benchmark: accuracy and macro-F1 of `mnemoweave.learn.classify` on turns.
 
 Data: JSONL, one turn a line: {"id", "role", "text", "kind", "lang"?, "hard"?}.
 `.venv/bin/python bench/classify.py --data bench/data/classify_heldout.jsonl` prints one
@@ -22,7 +22,7 @@ from time import perf_counter
 from typing import Any
 
 from metrics import percentiles
-from mnemoweave.classify import KINDS, NGRAMS_FILE, classify, ngram_features
+from mnemoweave.learn.classify import KINDS, NGRAMS_FILE, classify, ngram_features
 from mnemoweave.text import language
 
 
@@ -170,7 +170,7 @@ def build_ngrams(
         mean = sum(logs) / len(logs)
         weights[feature] = [round(value - mean, 2) for value in logs]
     data = {
-        "about": "learned lexicon of mnemoweave.classify; built by bench/classify.py",
+        "about": "learned lexicon of mnemoweave.learn.classify; built by bench/classify.py",
         "source": Path(path).name,
         "turns": len(rows),
         "alpha": alpha,

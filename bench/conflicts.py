@@ -4,7 +4,7 @@
 mixed: one side each), labelled `conflict` (same subject, incompatible claims), `update`
 (the second replaces the first's value), `compatible` (same subject, both hold) or
 `unrelated` (different subjects, some sharing words), split dev / check at random (seed
-18, stratified by label and language). `mnemoweave.conflicts.detect(a, b, cosine)` is run
+18, stratified by label and language). `mnemoweave.learn.conflicts.detect(a, b, cosine)` is run
 on each pair with the main model's cosine (or none: `--embedder none`, lexical only).
 The positive class is conflict or update; the report gives precision, recall, F1 and the
 confusion of the four labels against the verdict (conflict / update / none), per split and
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import load_embedders
-from mnemoweave.conflicts import detect
+from mnemoweave.learn.conflicts import detect
 
 DATA = Path(__file__).resolve().parent / "data" / "conflict_pairs.jsonl"
 LABELS = ("conflict", "update", "compatible", "unrelated")

@@ -44,10 +44,10 @@ import numpy as np
 import sanity
 from fillers import fillers, unrelated
 from harness import load_embedders, progress
-from mnemoweave import relevance
-from mnemoweave.exchanges import exchange_of
-from mnemoweave.knowledge import weigh
 from mnemoweave.model import BRIEF_TIERS
+from mnemoweave.recall import relevance
+from mnemoweave.recall.exchanges import exchange_of
+from mnemoweave.recall.knowledge import weigh
 from reach import (
     OFFTOPIC,
     Prompt,

@@ -234,7 +234,7 @@ def stop_daemon(process: subprocess.Popen[bytes], env: dict[str, str]) -> None:
 @contextmanager
 def daemon(home: Path, env: dict[str, str], timeout: float = START_TIMEOUT) -> Iterator[float]:
     """A warm `mnemoweave serve` for `home` while the block runs; yields its start seconds."""
-    from mnemoweave import client
+    from mnemoweave.hosts import client
 
     started = time.monotonic()
     (home / "logs").mkdir(exist_ok=True)
@@ -365,7 +365,7 @@ def hook_log_lines(home: Path) -> int:
 def request_ms(home: Path, prompt: Prompt, user_home: Path, pause: float = 0.0) -> float:
     """The hook's request alone, from this process: what the daemon takes, no spawn (the
     session's start is sent `pause` seconds before, untimed)."""
-    from mnemoweave import client
+    from mnemoweave.hosts import client
 
     session = str(uuid.uuid4())
     for event in (START, EVENT):
@@ -409,7 +409,7 @@ def cold_run(
     home: Path, env: dict[str, str], asked: Sequence[Prompt]
 ) -> tuple[dict[str, list[float]], Tally]:
     """The same work through the CLI with no daemon: (ms of each part, the totals)."""
-    from mnemoweave import client
+    from mnemoweave.hosts import client
 
     if client.running(home) or client.lock_holder(home) is not None:
         raise SystemExit(f"{home} is in use; the cold path needs the store to itself")

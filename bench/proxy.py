@@ -182,7 +182,7 @@ def call(http: Any, base: str, prompt: Prompt) -> tuple[float, float, bool]:
 def weave(home: Path, prompt: Prompt) -> float:
     """The proxy's weave request alone, from this process (new session): the daemon's share
     of the added time."""
-    from mnemoweave import client
+    from mnemoweave.hosts import client
 
     body = {
         "query": prompt.text,

@@ -45,8 +45,8 @@ from metrics import mean, percentiles
 from mnemoweave import Engine
 from mnemoweave.errors import InvalidInput
 from mnemoweave.model import Line, SessionEvent
+from mnemoweave.recall.weave import CLOSE, OPEN, Weave, render_line
 from mnemoweave.text import estimate_tokens
-from mnemoweave.weave import CLOSE, OPEN, Weave, render_line
 
 OFFTOPIC = (
     "What's 2+2?",

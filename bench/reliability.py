@@ -45,7 +45,7 @@ from typing import Any
 
 from launchers import command
 from metrics import percentiles
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 ROOT = Path(__file__).resolve().parents[1]
 START_WITHIN = 180.0  # seconds a daemon may take to answer (models, index, jieba)
@@ -342,7 +342,7 @@ def _lexical(home: Path) -> None:
 
 def huge_prompt(home: Path, megabytes: float) -> dict[str, Any]:
     """The prompt hook on a huge prompt, a search answering in a loop beside it."""
-    from mnemoweave.install import CLAUDE_CODE_HOOKS
+    from mnemoweave.hosts.install import CLAUDE_CODE_HOOKS
 
     env, hook_env = env_for(home), env_for(home, HOME=str(home / "user"))
     process = serve(home, env)
@@ -433,7 +433,7 @@ def killed_import(home: Path, turns: int) -> dict[str, Any]:
         if importing.poll() is None:
             importing.kill()
     from mnemoweave import Engine
-    from mnemoweave.indexing import drift
+    from mnemoweave.upkeep.indexing import drift
 
     with Engine(home) as engine:
         unembedded = sum(missing for missing, _ in drift(engine).values())

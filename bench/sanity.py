@@ -30,10 +30,10 @@ from fillers import fillers, unrelated
 from harness import load_embedders, progress
 from metrics import mean
 from mnemoweave import Engine
-from mnemoweave.exchanges import echoes
 from mnemoweave.model import SessionEvent
+from mnemoweave.recall.exchanges import echoes
+from mnemoweave.recall.weave import Weave
 from mnemoweave.text import bare, normalise
-from mnemoweave.weave import Weave
 from reach import fresh_engine
 
 DATA = Path(__file__).resolve().parent / "data" / "sanity.json"

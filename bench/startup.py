@@ -38,7 +38,7 @@ from harness import progress
 from hooks import machine
 from launchers import command, launcher_paths
 from metrics import percentiles
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT / "tests"))  # the e2e harness: real host CLIs, fake model servers

@@ -70,7 +70,7 @@ def dev_sets() -> dict[str, tuple[list[Any], str, int]]:
 def collect(embedders: list[Any], n: int) -> dict[str, list[dict[str, Any]]]:
     """Per dev set, per query: relevant keys and candidates (keys, bm25, cosines, same lang)."""
     from harness import Clock, EngineStore, search_options
-    from mnemoweave.retrieve import Retriever, same_language
+    from mnemoweave.recall.retrieve import Retriever, same_language
     from mnemoweave.text import language
 
     out: dict[str, list[dict[str, Any]]] = {}
@@ -117,7 +117,7 @@ def _minmax(values: list[float]) -> dict[float, float]:
 
 def rank(candidates: list[tuple], config: Any) -> list[str]:
     """Dataset keys ranked by the engine's own fusion under `config`."""
-    from mnemoweave.retrieve import fuse
+    from mnemoweave.recall.retrieve import fuse
 
     lexical = _minmax([c[1] for c in candidates if c[1] is not None])
     channels = len(candidates[0][2]) if candidates else 0

@@ -4,7 +4,7 @@
 For each size (--sizes, comma-separated) a fresh store gets corpus.py's N memories (`fill`,
 with the run's models), and `config.toml` names the run's embedder. Then it times
 `consolidate propose` over every project (neighbours from the vector index, clashes,
-chains, stale memories; it records a run and changes no memory), `mnemoweave.backup`'s
+chains, stale memories; it records a run and changes no memory), `mnemoweave.upkeep.backup`'s
 `backup` (snapshot, tar, age encryption to one X25519 key, 0600 file) and `restore`
 (decryption, unpacking, opening the store, rebuilding the full-text and vector indexes
 with the run's models, `doctor`). Targets at 10,000 memories: propose under 30 s, backup
@@ -44,7 +44,7 @@ def one_size(n: int, args: argparse.Namespace, embedders: list[Any]) -> dict[str
     """Fill a store with `n` memories, then time a consolidation proposal, its backup and
     its restore."""
     from mnemoweave import Engine
-    from mnemoweave.backup import backup, restore
+    from mnemoweave.upkeep.backup import backup, restore
 
     projects = {name: name for name in (*DEV_PROJECTS, *OTHER_PROJECTS)}
     identity = pyrage.x25519.Identity.generate()

@@ -11,8 +11,8 @@ import pytest
 
 import run as bench_run
 from mnemoweave.model import Line
+from mnemoweave.recall.weave import Weave, render_line
 from mnemoweave.text import estimate_tokens
-from mnemoweave.weave import Weave, render_line
 from reach import (
     OFFTOPIC,
     Baseline,

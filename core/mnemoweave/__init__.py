@@ -11,17 +11,17 @@ __all__ = ["Engine", "__version__", "hookimpl"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .engine import Engine
-    from .hookspecs import hookimpl
+    from mnemoweave.engine import Engine
+    from mnemoweave.hookspecs import hookimpl
 
 
 def __getattr__(name: str) -> object:
     if name == "Engine":
-        from .engine import Engine
+        from mnemoweave.engine import Engine
 
         return Engine
     if name == "hookimpl":  # what a plugin marks its hook implementations with
-        from .hookspecs import hookimpl
+        from mnemoweave.hookspecs import hookimpl
 
         return hookimpl
     raise AttributeError(f"module 'mnemoweave' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """`python -m mnemoweave`: the program, for when the console script is not on PATH."""
 
-from .entry import main
+from mnemoweave.entry import main
 
 main()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidInput
+from mnemoweave.errors import InvalidInput
 
 log = logging.getLogger("mnemoweave.config")
 

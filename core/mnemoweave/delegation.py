@@ -1,7 +1,7 @@
 """Engine operations that live in their own modules (review, health, skills, ...).
 
-`Delegated("skills.teach")` on the Engine class makes `engine.teach_skill(...)` call
-`mnemoweave.skills.teach(engine, ...)`, importing the module on first use: the Engine stays
+`Delegated("learn.skills.teach")` on the Engine class makes `engine.teach_skill(...)` call
+`mnemoweave.learn.skills.teach(engine, ...)`, importing the module on first use: the Engine stays
 the one facade every caller uses (the CLI, the MCP server, the daemon's routes, and
 RemoteEngine, which has the same names), while each operation sits in the module named for
 it and takes its dependencies explicitly.

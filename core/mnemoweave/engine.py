@@ -10,10 +10,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, data_dir, load_config
-from .delegation import Delegated
-from .errors import InvalidInput, NotFound
-from .model import (
+from mnemoweave.capture.writes import (
+    MemoryDraft,
+    TurnDraft,
+    Writer,
+    Written,
+    draft_memory,
+    draft_of,
+    draft_turn,
+    from_fields,
+)
+from mnemoweave.config import Config, data_dir, load_config
+from mnemoweave.delegation import Delegated
+from mnemoweave.errors import InvalidInput, NotFound
+from mnemoweave.model import (
     MEMORY_STATUSES,
     Card,
     Classification,
@@ -24,7 +34,7 @@ from .model import (
     check_kind,
     parse_id,
 )
-from .retrieve import (
+from mnemoweave.recall.retrieve import (
     MODES,
     DenseChannel,
     Retriever,
@@ -34,29 +44,19 @@ from .retrieve import (
     describe,
     query_vector,
 )
-from .scope import project_name, visible
-from .store import cards as cards_table
-from .store import damage
-from .store import memories as memories_table
-from .store import sessions as sessions_table
-from .store import turns as turns_table
-from .store.db import DB_NAME, connect, transaction
-from .text import query_part
-from .writes import (
-    MemoryDraft,
-    TurnDraft,
-    Writer,
-    Written,
-    draft_memory,
-    draft_of,
-    draft_turn,
-    from_fields,
-)
+from mnemoweave.scope import project_name, visible
+from mnemoweave.store import cards as cards_table
+from mnemoweave.store import damage
+from mnemoweave.store import memories as memories_table
+from mnemoweave.store import sessions as sessions_table
+from mnemoweave.store import turns as turns_table
+from mnemoweave.store.db import DB_NAME, connect, transaction
+from mnemoweave.text import query_part
 
 if TYPE_CHECKING:
-    from .plugins import Plugins
+    from mnemoweave.plugins import Plugins
 
-SOURCES = ("memories", "turns", "team", "all")  # team: the team mirror (team/)
+SOURCES = ("memories", "turns", "team", "all")  # team: the team mirror (team/, search_hits)
 RESETS = ("compact", "clear")  # session start sources after which the host's context is new
 MAX_K = 1000  # hits one search returns at most (each channel looks at a multiple of it)
 log = logging.getLogger("mnemoweave")
@@ -196,7 +196,7 @@ class Engine:
         written = self.write_memories([draft], actor)[0]
         if draft is None or written.action != "new":
             return written
-        from .review import held_reason, rivals  # a new memory that clashes says so
+        from mnemoweave.learn.review import held_reason, rivals  # a new memory that clashes says so
 
         found = rivals(self, draft.body, draft.project, exclude=written.ref)
         return Written("new", written.id, held_reason(written.ref, found)) if found else written
@@ -250,10 +250,10 @@ class Engine:
         rows = memories_table.listing(self.db, n, kind, visible(project), status, offset)
         return [memories_table.from_row(row) for row in rows]
 
-    forget = Delegated("trash.forget")  # into the trash, restorable until purged
-    restore = Delegated("trash.restore")
-    purge = Delegated("trash.purge")  # memories and turns, for good
-    purge_expired = Delegated("trash.purge_expired")
+    forget = Delegated("upkeep.trash.forget")  # into the trash, restorable until purged
+    restore = Delegated("upkeep.trash.restore")
+    purge = Delegated("upkeep.trash.purge")  # memories and turns, for good
+    purge_expired = Delegated("upkeep.trash.purge_expired")
 
     # --- events from hosts ------------------------------------------------------------------
 
@@ -261,7 +261,7 @@ class Engine:
     def pm(self) -> Plugins:
         """This engine's plugin manager (built on first use)."""
         if self._pm is None:
-            from .plugins import make_plugin_manager
+            from mnemoweave.plugins import make_plugin_manager
 
             self._pm = make_plugin_manager()
         return self._pm
@@ -272,7 +272,7 @@ class Engine:
         if answer is not None:
             return answer
         if self._classifier is None:
-            from .plugins import chosen
+            from mnemoweave.plugins import chosen
 
             self._classifier = chosen(self.pm, "register_classifiers", self.config.classifier)
         return self._classifier(turn=turn)  # keywords, as register_classifiers says
@@ -312,7 +312,7 @@ class Engine:
         With a session, lines that session already received (since its last compaction)
         are left out; `record` (what a host's hook does) notes what goes in this time and
         counts the recall of the memories woven."""
-        from .weave import weave
+        from mnemoweave.recall.weave import weave
 
         budget = self.config.weave_budget if budget is None else budget
         if budget < 1:
@@ -321,7 +321,7 @@ class Engine:
 
     def capsule(self, session: str) -> dict[str, Any]:
         """The session's rolling recap (goal, latest decisions, open threads)."""
-        from . import capsule
+        from mnemoweave.capture import capsule
 
         return capsule.load(sessions_table.capsule(self.db, session))
 
@@ -399,10 +399,11 @@ class Engine:
             hits += retriever.search(
                 "turns", query, k, scope, None, mode, exclude_session, by_meaning
             )
-        if source in ("team", "all") and self.config.team_url:
-            from .team.search import hits as team_hits
-
-            hits += team_hits(self, query, k, scope, kind, mode)
+        if source not in ("memories", "turns"):  # what plugins hold (team memory: "team")
+            found = self.pm.hook.search_hits(
+                engine=self, source=source, query=query, k=k, scope=scope, kind=kind, mode=mode
+            )
+            hits += [hit for contributed in found for hit in contributed or []]
         hits = best_of(hits, k, by_meaning if mode == "hybrid" else 0)
         if touch:
             self._touch([hit.id for hit in hits if hit.id.startswith("m_")])
@@ -421,7 +422,7 @@ class Engine:
 
     def review(self, ref: str, decision: str, **options: Any) -> Written:
         """accept (kind, summary, title) or reject (why) a pending card."""
-        from . import review
+        from mnemoweave.learn import review
 
         if decision not in ("accept", "reject"):
             raise InvalidInput(f"unknown decision {decision!r}; use accept or reject")
@@ -438,35 +439,35 @@ class Engine:
         limit: int | None = None,
     ) -> list[Card]:
         """Propose cards from the turns not yet distilled in the window (see distill.py)."""
-        from .distill import run
+        from mnemoweave.learn.distill import run
 
         if offset < 0 or (limit is not None and limit < 1):
             raise InvalidInput(f"bad window: offset {offset} (>= 0), limit {limit} (>= 1)")
         return run(self, session=session, since=since, offset=offset, limit=limit)
 
-    edit = Delegated("review.edit")  # a person's rewrite of a memory, in place
-    supersede = Delegated("review.supersede")  # new replaces old (kept for audit)
-    feedback = Delegated("review.feedback")
-    evidence = Delegated("review.evidence")
-    rehydrate = Delegated("review.rehydrate")
+    edit = Delegated("learn.review.edit")  # a person's rewrite of a memory, in place
+    supersede = Delegated("learn.review.supersede")  # new replaces old (kept for audit)
+    feedback = Delegated("learn.review.feedback")
+    evidence = Delegated("learn.review.evidence")
+    rehydrate = Delegated("learn.review.rehydrate")
 
     # --- operations kept in their own modules ------------------------------------------------
 
-    unanswered = Delegated("threads.unanswered")
-    teach_skill = Delegated("skills.teach")
-    check_skill = Delegated("skills.check")
-    load_skill = Delegated("skills.load")
-    skills = Delegated("skills.listing")
-    skill_queue = Delegated("skill_queue.entries")
-    close_queued_skill = Delegated("skill_queue.close")
-    projects = Delegated("projects.listing")
-    rename_project = Delegated("projects.rename")
-    hygiene = Delegated("hygiene.report")
-    consolidate_propose = Delegated("consolidate.propose")
-    consolidate_apply = Delegated("consolidate.apply")
-    consolidate_rollback = Delegated("consolidate.rollback")
-    sessions = Delegated("timeline.sessions")
-    injections = Delegated("timeline.injections")
+    unanswered = Delegated("recall.threads.unanswered")
+    teach_skill = Delegated("learn.skills.teach")
+    check_skill = Delegated("learn.skills.check")
+    load_skill = Delegated("learn.skills.load")
+    skills = Delegated("learn.skills.listing")
+    skill_queue = Delegated("learn.skill_queue.entries")
+    close_queued_skill = Delegated("learn.skill_queue.close")
+    projects = Delegated("upkeep.projects.listing")
+    rename_project = Delegated("upkeep.projects.rename")
+    hygiene = Delegated("upkeep.hygiene.report")
+    consolidate_propose = Delegated("upkeep.consolidate.propose")
+    consolidate_apply = Delegated("upkeep.consolidate.apply")
+    consolidate_rollback = Delegated("upkeep.consolidate.rollback")
+    sessions = Delegated("recall.timeline.sessions")
+    injections = Delegated("recall.timeline.injections")
     team_status = Delegated("team.sync.status")  # team memory (team/): its server and state
     team_sync = Delegated("team.sync.sync")  # push what is queued, pull into the mirror
 
@@ -474,20 +475,22 @@ class Engine:
 
     def import_path(self, path: Path) -> dict[str, int]:
         """Import turns (.jsonl) and memories (.md) from a file or directory, all or nothing."""
-        from .file_formats import collect
+        from mnemoweave.capture.file_formats import collect
 
         return self.import_records(collect(Path(path)))
 
-    import_records = Delegated("import_export.import_records")  # what file_formats.collect read
-    import_text = Delegated("import_export.import_text")  # one uploaded file's text
+    import_records = Delegated(
+        "capture.import_export.import_records"
+    )  # what file_formats.collect read
+    import_text = Delegated("capture.import_export.import_text")  # one uploaded file's text
 
     def export(self, directory: Path) -> list[Path]:
         """Write active memories as Markdown (one file per project) and turns as JSONL."""
-        from .import_export import write_files
+        from mnemoweave.capture.import_export import write_files
 
         return write_files(Path(directory), self.export_files())
 
-    export_files = Delegated("import_export.export_files")  # file name -> content
-    reindex = Delegated("indexing.reindex")  # the vector and full-text indexes, from SQLite
-    status = Delegated("health.status")
-    doctor = Delegated("health.doctor")
+    export_files = Delegated("capture.import_export.export_files")  # file name -> content
+    reindex = Delegated("upkeep.indexing.reindex")  # the vector and full-text indexes, from SQLite
+    status = Delegated("upkeep.health.status")
+    doctor = Delegated("upkeep.health.doctor")

@@ -12,13 +12,13 @@ import sys
 def main() -> None:
     command, given = sys.argv[1:2], sys.argv[2:]
     if command == ["mcp"]:
-        from .mcp_front import main as front
+        from mnemoweave.mcp.front import main as front
 
         if (code := front(given)) is not None:
             sys.exit(code)
     elif command == ["hook"] and len(given) == 2:
-        from .hook import HOSTS, cli, home, log, record_program
-        from .private import restrict
+        from mnemoweave.hook import HOSTS, cli, home, log, record_program
+        from mnemoweave.store.private import restrict
 
         if given[0] in HOSTS:
             restrict()  # what it writes is the user's alone
@@ -28,6 +28,6 @@ def main() -> None:
                 except OSError as exc:
                     log(home(), f"could not record the program: {exc}")
             cli(given)  # exits
-    from .cli import main as whole
+    from mnemoweave.cli.main import main as whole
 
     whole()

@@ -22,9 +22,9 @@ import os
 import sys
 import time
 
-from . import client
-from .private import restrict
-from .spooled import RESERVE, RESERVE_BYTES, SPOOL
+from mnemoweave.hosts import client
+from mnemoweave.store.private import restrict
+from mnemoweave.store.spooled import RESERVE, RESERVE_BYTES, SPOOL
 
 # Seconds each event may spend end to end. The prompt path is the one the user waits on,
 # and the only one that tries again while a daemon it woke binds its socket (at most its
@@ -98,7 +98,7 @@ def spool(where: str | PathLike[str], host: str, event: str, payload: Any) -> Pa
     from pathlib import Path
 
     with_site()  # cleaning may read the secret detectors' package
-    from .text import clean_all
+    from mnemoweave.text import clean_all
 
     folder = Path(where) / SPOOL
     folder.mkdir(parents=True, exist_ok=True)
@@ -279,7 +279,7 @@ def _cold_start(where: str, host: str, event: str, payload: Any) -> str:
     be: see cold_start.py; a failure is logged)."""
     try:
         with_site()
-        from .cold_start import answer
+        from mnemoweave.hosts.cold_start import answer
 
         return answer(where, host, event, payload, _via())
     except Exception as exc:

@@ -13,7 +13,7 @@ for each hook.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -21,9 +21,9 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-    from .embed.base import EmbedderSpec
-    from .engine import Engine
-    from .model import Block, Card, Classification, Memory, SessionEvent, Turn
+    from mnemoweave.embed.base import EmbedderSpec
+    from mnemoweave.engine import Engine
+    from mnemoweave.model import Block, Card, Classification, Hit, Memory, SessionEvent, Turn
 
 PROJECT = "mnemoweave"  # the markers' project, and the plugins' entry-point group
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -136,6 +136,24 @@ def weave_blocks(
     Each `Block` names its tier (scene, knowledge or nudge) and carries lines with ids,
     ages and scores. The weave orders blocks by tier and score and keeps what fits in
     `budget` tokens; return None or [] to add nothing.
+    """
+
+
+@hookspec
+def search_hits(
+    engine: Engine,
+    source: str,
+    query: str,
+    k: int,
+    scope: Sequence[str] | None,
+    kind: str | None,
+    mode: str,
+) -> list[Hit] | None:
+    """Contribute hits from a source a plugin holds (team memory holds "team").
+
+    Called by every search whose `source` is neither "memories" nor "turns" ("all" too);
+    `scope` is the projects the search may read (None: every one). Hits are ranked with the
+    store's own; return None or [] to add nothing.
     """
 
 

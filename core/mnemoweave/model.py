@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
-from .errors import InvalidInput
-from .secrets import holds_secret
+from mnemoweave.errors import InvalidInput
+from mnemoweave.secrets import holds_secret
 
 MEMORY_KINDS = ("pref", "pers", "skill", "mission", "conclusion", "fact")
 ROLES = ("user", "assistant", "tool")

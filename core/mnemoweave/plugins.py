@@ -26,17 +26,17 @@ from typing import Any
 
 import pluggy
 
-from . import hookspecs
+from mnemoweave import hookspecs
 
 log = logging.getLogger("mnemoweave.plugins")
 
 BUILTIN_PLUGINS = (
-    "mnemoweave.embed.default_plugin",
-    "mnemoweave.classify",
-    "mnemoweave.distill",
-    "mnemoweave.weave",
+    "mnemoweave.default_plugins.embedders",
+    "mnemoweave.default_plugins.classifier",
+    "mnemoweave.default_plugins.distiller",
+    "mnemoweave.default_plugins.weave",
     "mnemoweave.team.plugin",
-)  # the built-in hosts join when they are first asked for (adapters.hosts)
+)  # the built-in hosts join when they are first asked for (hosts.adapters.hosts)
 BUILTIN_PREFIX = "mnemoweave."  # a plugin registered under such a name is built in
 
 

@@ -15,10 +15,6 @@ import posixpath
 import re
 import subprocess
 import unicodedata
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 MAX_PROJECT = 512  # characters in a project name (a deep checkout's path fits)
 GIT_TIMEOUT = 1.0  # seconds per git call: the prompt hook has ~250 ms in all, git takes ~5
@@ -117,38 +113,3 @@ def _git(root: str, *args: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     return done.stdout.strip() if done.returncode == 0 else ""
-
-
-# --- the projects a store holds -------------------------------------------------------------
-
-
-def listing(engine: Engine) -> list[dict[str, Any]]:
-    """Every project the store holds (the global scope too), with its key, readable name
-    and rows per table."""
-    from .store import projects
-
-    return [
-        {"key": key, "name": display_name(key), **counts}
-        for key, counts in projects.counts(engine.db).items()
-    ]
-
-
-def rename(engine: Engine, old: str, new: str) -> dict[str, Any]:
-    """Move everything of project `old` (its key as `listing` shows it) to `new`, merging
-    when `new` already holds rows: for a checkout that moved or a repository renamed."""
-    from .errors import InvalidInput, NotFound
-    from .store import audit, projects
-    from .store.db import transaction
-
-    old, new = normalise_project(old), normalise_project(new)
-    if not new or old == new:
-        raise InvalidInput(f"rename {old!r} to another project key, got {new!r}")
-    with transaction(engine.db) as db:
-        moved = projects.rename(db, old, new)
-        if not moved:
-            raise NotFound(f"no project {old!r} (see `mnemoweave project list`)")
-        audit.record(db, "rename-project", old, {"project": old}, {"project": new})
-    for channel in engine.channels:
-        for table in ("memories", "turns"):
-            channel.index.move(table, old, new)
-    return {"old": old, "new": new, "rows": moved}

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from typing import overload
 
-from .errors import InvalidInput
-from .projects import MAX_PROJECT, normalise_project, project_from_cwd
+from mnemoweave.errors import InvalidInput
+from mnemoweave.projects import MAX_PROJECT, normalise_project, project_from_cwd
 
 
 def resolve_scope(project: str | None = None, global_scope: bool = False) -> str:

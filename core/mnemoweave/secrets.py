@@ -66,7 +66,7 @@ def plausible(value: str) -> bool:
     """Whether what follows a key name can be a secret: not prose ("secret: You can"), a
     reference or placeholder ($TOKEN, ${X}, {{ x }}, <key>, get_token(), env["X"], ****),
     a boolean or null, or a small number ("max_token: 600")."""
-    from .text import stopwords
+    from mnemoweave.text import stopwords
 
     first = value.split(maxsplit=1)[0] if value.strip() else ""
     word = first.strip(".,;:!?\"'()[]{}").casefold()

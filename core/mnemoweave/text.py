@@ -13,8 +13,8 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from .config import data_dir, shared_cache
-from .secrets import redact
+from mnemoweave.config import data_dir, shared_cache
+from mnemoweave.secrets import redact
 
 # --- privacy: what may be stored ----------------------------------------------------------
 
@@ -198,7 +198,7 @@ def _tokenizer() -> Any:
     if _jieba is None:
         with _jieba_lock:
             if _jieba is None:
-                from .store.dictionary import FILE, tokenizer
+                from mnemoweave.store.dictionary import FILE, tokenizer
 
                 _jieba = tokenizer(shared_cache())
                 with contextlib.suppress(OSError):

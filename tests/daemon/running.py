@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import processes
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 START_WITHIN = 60.0  # seconds a daemon may take to answer (imports, jieba, warm-up)
 STOP_WITHIN = 20.0

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 from running import start_daemon
 
-from mnemoweave import Engine, adapters
+from mnemoweave import Engine
 from mnemoweave.daemon.hooks import Hosts
 from mnemoweave.daemon.routes import Context
 from mnemoweave.daemon.spool import replay_spool
+from mnemoweave.hosts import adapters
 from mnemoweave.store.damage import StoreDamaged
 from mnemoweave.store.db import DB_NAME
 
@@ -108,16 +109,16 @@ def test_a_prompt_is_embedded_once_when_the_model_embeds_queries_as_passages(hom
 
 
 def test_a_turn_seen_before_opens_no_write_transaction(home, monkeypatch):
-    import mnemoweave.writes
+    import mnemoweave.capture.writes
 
     opened = []
-    real = mnemoweave.writes.transaction
+    real = mnemoweave.capture.writes.transaction
 
     def counted(db):
         opened.append(1)
         return real(db)
 
-    monkeypatch.setattr(mnemoweave.writes, "transaction", counted)
+    monkeypatch.setattr(mnemoweave.capture.writes, "transaction", counted)
     with Engine(home) as engine:
         first = engine.ingest("s", "user", "the same line", key="k1")
         again = engine.ingest("s", "user", "the same line", key="k1")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from running import STOP_WITHIN, daemon_env
 
-from mnemoweave import client
 from mnemoweave.engine import Engine
+from mnemoweave.hosts import client
 from mnemoweave.projects import project_from_cwd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +102,7 @@ def test_other_events_are_spooled_at_once_and_stored_by_the_daemon_they_woke(sto
 def test_the_answer_from_the_store_loads_no_model_and_no_vector_index(store):
     home, project = store
     code = (
-        "import json, sys; from mnemoweave.cold_start import answer; "
+        "import json, sys; from mnemoweave.hosts.cold_start import answer; "
         f"out = answer({str(home)!r}, 'claude-code', 'SessionStart', "
         f"{{'session_id': 's4', 'cwd': {str(project)!r}, 'source': 'startup'}}); "
         "print(json.dumps([out, [m for m in ('onnxruntime', 'chromadb', 'numpy') "
@@ -116,7 +116,7 @@ def test_the_answer_from_the_store_loads_no_model_and_no_vector_index(store):
 
 
 def test_no_answer_from_the_store_after_a_compaction_or_before_there_is_one(store, tmp_path):
-    from mnemoweave.cold_start import answer
+    from mnemoweave.hosts.cold_start import answer
 
     home, project = store
     compacted = {"session_id": "s5", "cwd": str(project), "source": "compact"}

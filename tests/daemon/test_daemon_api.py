@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from mnemoweave import client
+from mnemoweave.capture.file_formats import collect
+from mnemoweave.capture.import_export import write_files
 from mnemoweave.daemon.routes import ROUTES
-from mnemoweave.file_formats import collect
-from mnemoweave.import_export import write_files
-from mnemoweave.wire import decode, encode
+from mnemoweave.daemon.wire import decode, encode
+from mnemoweave.hosts import client
 
 
 def refused(daemon, method, path, body=None) -> tuple[int, str]:

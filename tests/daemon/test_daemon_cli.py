@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 from running import make_home, start_daemon
 
-from mnemoweave import client
-from mnemoweave.cli import cli
+from mnemoweave.cli.main import cli
 from mnemoweave.daemon import remote
 from mnemoweave.daemon.process import StoreLock
+from mnemoweave.hosts import client
 
 SETUP = [
     ["remember", "以后代码注释都用英文，提交信息也用英文", "--kind", "pref"],

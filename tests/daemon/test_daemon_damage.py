@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 from running import START_WITHIN, start_daemon
 
-from mnemoweave import Engine, client, hook
-from mnemoweave.cli import cli
+from mnemoweave import Engine, hook
+from mnemoweave.cli.main import cli
+from mnemoweave.hosts import client
 from mnemoweave.store.damage import MARKER
 from mnemoweave.store.db import DB_NAME, checkpoint
 

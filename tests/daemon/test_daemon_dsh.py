@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from running import NODE, run_node, start_daemon
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 ROOT = Path(__file__).resolve().parents[2]
 BRIDGE = ROOT / "plugins" / "dsh" / "index.js"

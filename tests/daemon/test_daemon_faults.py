@@ -17,9 +17,10 @@ import time
 import pytest
 from running import START_WITHIN, daemon_env, start_daemon
 
-from mnemoweave import Engine, client
+from mnemoweave import Engine
 from mnemoweave.daemon.process import StoreLock
-from mnemoweave.indexing import drift
+from mnemoweave.hosts import client
+from mnemoweave.upkeep.indexing import drift
 
 ANSWER = b'HTTP/1.0 200 OK\r\nContent-Length: 14\r\n\r\n{"result": 1}\n'
 

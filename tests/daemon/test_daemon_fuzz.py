@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from running import raw_request
 
 from mnemoweave import hook
-from mnemoweave.adapters import claude_code
+from mnemoweave.hosts import claude_code
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from running import daemon_env, start_daemon
 
-from mnemoweave import client, hook
-from mnemoweave.install import hooks_object, recorded_command
+from mnemoweave import hook
+from mnemoweave.hosts import client
+from mnemoweave.hosts.install import hooks_object, recorded_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOADS = ROOT / "tests" / "e2e" / "payloads" / "claude-code"

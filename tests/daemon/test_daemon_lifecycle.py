@@ -18,10 +18,10 @@ import pytest
 from click.testing import CliRunner
 from running import START_WITHIN, STOP_WITHIN, daemon_env, start_daemon
 
-from mnemoweave import client
-from mnemoweave.cli import cli
-from mnemoweave.file_formats import collect
-from mnemoweave.wire import encode
+from mnemoweave.capture.file_formats import collect
+from mnemoweave.cli.main import cli
+from mnemoweave.daemon.wire import encode
+from mnemoweave.hosts import client
 
 
 def test_socket_is_private_and_pid_file_names_the_daemon(daemon):
@@ -203,7 +203,7 @@ def test_a_daemon_mends_the_vector_index_a_crash_left_behind(home, real_models):
     """SIGKILL between SQLite's commit and the vector write leaves rows without vectors;
     the next daemon embeds them itself, with nobody running `doctor --repair`."""
     from mnemoweave import Engine
-    from mnemoweave.indexing import drift
+    from mnemoweave.upkeep.indexing import drift
 
     (home / "config.toml").write_text('embedder = "use-m3"\n', encoding="utf-8")
     with Engine(home) as engine:

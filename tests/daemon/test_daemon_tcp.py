@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from running import start_daemon
 
-from mnemoweave import client
 from mnemoweave.config import load_config
 from mnemoweave.errors import InvalidInput
+from mnemoweave.hosts import client
 
 TIMEOUT = 10.0
 

@@ -24,8 +24,9 @@ import anyio
 import pytest
 from running import NODE, daemon_env, run_node, start_daemon
 
-from mnemoweave import client, hook
-from mnemoweave.import_export import write_files
+from mnemoweave import hook
+from mnemoweave.capture.import_export import write_files
+from mnemoweave.hosts import client
 from mnemoweave.secrets import holds_secret
 from mnemoweave.text import clean
 from secrets_corpus import CORPUS, rand
@@ -274,7 +275,7 @@ def test_no_secret_of_the_corpus_reaches_any_file(home, real_models, monkeypatch
         assert "[REDACTED:password]" in mw("skill", "load", "leaky")
 
         # the MCP tools, in this process, through the daemon
-        from mnemoweave import mcp_server
+        from mnemoweave.mcp import server as mcp_server
 
         server = mcp_server.build(str(repo))
         calls = [

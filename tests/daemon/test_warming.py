@@ -30,7 +30,7 @@ from test_cold_start import (  # noqa: F401 (store: a fixture)
     waited,
 )
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 from mnemoweave.store.db import DB_NAME
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 MNEMOWEAVE = [sys.executable, "-m", "mnemoweave"]
 START_WITHIN = 90.0  # seconds a daemon may take to answer (models, jieba, warm-up)

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 from . import daemons
 

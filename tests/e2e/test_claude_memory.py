@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 from . import daemons
 from .claude import request_texts

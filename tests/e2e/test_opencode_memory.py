@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 from .daemons import (
     STORED_WITHIN,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 from . import daemons
 from .daemons import mw, start_daemon, stop_daemons, wait_for_daemon, write_config
@@ -318,7 +318,7 @@ def test_the_plugin_starts_the_daemon_and_what_it_spooled_is_stored(drive, env, 
 def test_an_installed_copy_starts_the_daemon_with_the_command_recorded_in_it(
     drive, env, repo, tmp_path
 ):
-    from mnemoweave.install import render_plugin
+    from mnemoweave.hosts.install import render_plugin
 
     home = Path(env["MNEMOWEAVE_HOME"])
     copy = tmp_path / "elsewhere" / "mnemoweave.js"  # no checkout around it

@@ -19,7 +19,8 @@ import zipfile
 from pathlib import Path
 
 from bundle_copy import copy_worktree, run
-from mnemoweave import __version__, client
+from mnemoweave import __version__
+from mnemoweave.hosts import client
 
 from .daemons import stored_turns, wait_for, wait_for_daemon
 

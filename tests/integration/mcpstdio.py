@@ -16,7 +16,7 @@ import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 SESSION_WITHIN = 120.0  # seconds for one whole client session (start, calls, shutdown)
 COMMAND = [sys.executable, "-m", "mnemoweave", "mcp"]

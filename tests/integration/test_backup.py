@@ -1,4 +1,4 @@
-"""Encrypted backup and restore (mnemoweave.backup, `mnemoweave backup` / `restore FILE.age`)
+"""Encrypted backup and restore (mnemoweave.upkeep.backup, `mnemoweave backup` / `restore FILE.age`)
 on real SQLite, ChromaDB (with the session's built models), pyrage and Debian's `age` CLI.
 """
 
@@ -20,10 +20,10 @@ import pyrage
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave import client
-from mnemoweave.backup import TMP_NAME, backup, restore
-from mnemoweave.cli import cli
+from mnemoweave.cli.main import cli
 from mnemoweave.errors import InvalidInput
+from mnemoweave.hosts import client
+from mnemoweave.upkeep.backup import TMP_NAME, backup, restore
 
 # running.py sits in tests/daemon, which pytest puts on sys.path only for its own tests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))

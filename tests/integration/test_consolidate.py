@@ -10,9 +10,9 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave.cli import cli
-from mnemoweave.consolidate import idle_cards
+from mnemoweave.cli.main import cli
 from mnemoweave.errors import InvalidInput
+from mnemoweave.upkeep.consolidate import idle_cards
 
 DAY = 86400.0
 PROJECT = "github.com/acme/uploader"

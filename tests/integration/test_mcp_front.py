@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mnemoweave import mcp_front
+from mnemoweave.mcp import front as mcp_front
 
 WITHIN = 120  # seconds for one server process to answer a scripted conversation
 
@@ -101,7 +101,7 @@ FULL = [sys.executable, "-c", mcp_front.FULL_SERVER]
 
 def test_the_published_listing_is_the_full_servers():
     assert Path(mcp_front.LISTING).read_text(encoding="utf-8") == mcp_front.render(), (
-        "core/mnemoweave/mcp_listing.json is stale: run .venv/bin/python -m mnemoweave.mcp_front"
+        "core/mnemoweave/mcp/listing.json is stale: run .venv/bin/python -m mnemoweave.mcp.front"
     )
 
 

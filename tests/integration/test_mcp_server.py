@@ -16,8 +16,8 @@ import pytest
 from mcpstdio import Daemon, call, listing_chars, run
 
 from mnemoweave.daemon.process import stop
-from mnemoweave.mcp_server import DESCRIPTION_BUDGET, LISTING_BUDGET
-from mnemoweave.weave import CLOSE, OPEN
+from mnemoweave.mcp.server import DESCRIPTION_BUDGET, LISTING_BUDGET
+from mnemoweave.recall.weave import CLOSE, OPEN
 
 TOOLS = {
     "memory_weave",

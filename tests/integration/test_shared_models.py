@@ -72,5 +72,5 @@ def test_status_reports_the_built_models_without_loading_them(real_models):
         for line in done.stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert "mnemoweave.health" in imported  # the listing is complete
+    assert "mnemoweave.upkeep.health" in imported  # the listing is complete
     assert not imported & {"numpy", "onnxruntime", "tokenizers", "chromadb"}

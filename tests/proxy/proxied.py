@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import processes
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 START_WITHIN = 60.0
 STOP_WITHIN = 20.0

@@ -21,7 +21,7 @@ from proxied import Daemon, Proxy, stop_any_daemon, wait_for
 from test_proxy_memory import KEY, SYSTEM, anthropic_client, ask, openai_client, session_of
 from upstream import ERROR, Upstream
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 
 def files_holding(root: Path, secret: bytes) -> list[Path]:

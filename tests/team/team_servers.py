@@ -132,7 +132,7 @@ class MemberDaemon:
     """`mnemoweave serve` on a member's data dir (the short path a Unix socket needs)."""
 
     def __init__(self, home: Path) -> None:
-        from mnemoweave import client
+        from mnemoweave.hosts import client
 
         self.home = home
         env = {k: v for k, v in os.environ.items() if k != "MNEMOWEAVE_HOME"}
@@ -152,7 +152,7 @@ class MemberDaemon:
             time.sleep(0.05)
 
     def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        from mnemoweave import client
+        from mnemoweave.hosts import client
 
         return client.request(self.home, method, path, body, timeout=30.0)
 

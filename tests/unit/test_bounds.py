@@ -7,7 +7,7 @@ import io
 import json
 
 from mnemoweave import hook
-from mnemoweave.adapters import claude_code
+from mnemoweave.hosts import claude_code
 from mnemoweave.text import MAX_TEXT, QUERY_EDGE, SLACK, bounded, clean_all, kept, query_part
 
 TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # a GitHub token

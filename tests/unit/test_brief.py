@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from mnemoweave import adapters
+from mnemoweave.hosts import adapters
 from mnemoweave.model import SessionEvent
 
 P = "/srv/uploader"

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from mnemoweave.classify import (
+from mnemoweave.learn.classify import (
     KINDS,
     Classification,
     classify,
@@ -264,7 +264,7 @@ def test_rule_triggers_never_hide_a_match() -> None:
     rule whose regex would have matched."""
     import random
 
-    from mnemoweave.classify import _prepare
+    from mnemoweave.learn.classify import _prepare
 
     texts = [text for _, text, _ in EXAMPLES]
     words = " ".join(texts).split()
@@ -280,7 +280,7 @@ def test_rule_triggers_never_hide_a_match() -> None:
 
 
 def test_triggers_are_read_off_patterns() -> None:
-    from mnemoweave.classify import _triggers
+    from mnemoweave.learn.classify import _triggers
 
     assert _triggers(r"\bi(?:'d| would) rather\b") == (" rather",)
     assert _triggers(r"(?:以后|今后)(?:都|一律)") == ("以后", "今后")

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from mnemoweave.adapters import claude_code, handle
 from mnemoweave.errors import InvalidInput
 from mnemoweave.hook import ENTRY, package_dir
-from mnemoweave.install import PLUGIN_COMMAND, hooks_object, install, uninstall
+from mnemoweave.hosts import claude_code
+from mnemoweave.hosts.adapters import handle
+from mnemoweave.hosts.install import PLUGIN_COMMAND, hooks_object, install, uninstall
 from mnemoweave.model import SessionEvent, Turn
 
 ROOT = Path(__file__).parents[2]
@@ -244,7 +245,7 @@ def test_only_the_users_claude_transcripts_are_followed(tmp_path):
 def test_install_and_hook_through_the_cli(tmp_path, monkeypatch, real_models):
     from click.testing import CliRunner
 
-    from mnemoweave.cli import cli
+    from mnemoweave.cli.main import cli
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     project = tmp_path / "repo"
@@ -273,7 +274,7 @@ def test_install_and_hook_through_the_cli(tmp_path, monkeypatch, real_models):
 def test_import_claude_code_backfills_this_projects_transcripts_or_all(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from mnemoweave.cli import cli
+    from mnemoweave.cli.main import cli
 
     home, here = tmp_path / "home", tmp_path / "here"
     here.mkdir()
@@ -364,7 +365,7 @@ def test_doctor_warns_when_the_plugin_and_a_settings_install_are_both_active(
 ):
     from click.testing import CliRunner
 
-    from mnemoweave.cli import cli
+    from mnemoweave.cli.main import cli
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     project = tmp_path / "repo"

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave.cli import cli
+from mnemoweave.cli.main import cli
 from mnemoweave.store.db import DB_NAME
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave.cli import cli
+from mnemoweave.cli.main import cli
 
 HOSTILE = "clear \x1b[2J\x1b[H title \x1b]0;pwned\x07 csi \x9b2J bell \x07 del \x7f"
 COMMANDS = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave.cli import cli
+from mnemoweave.cli.main import cli
 from mnemoweave.model import counted
 
 

@@ -1,8 +1,8 @@
-"""The conflict detector's rules (mnemoweave.conflicts), on clear pairs in both languages."""
+"""The conflict detector's rules (mnemoweave.learn.conflicts), on clear pairs in both languages."""
 
 from __future__ import annotations
 
-from mnemoweave.conflicts import Verdict, detect
+from mnemoweave.learn.conflicts import Verdict, detect
 
 
 def test_different_numbers_on_the_same_subject_conflict():

@@ -5,12 +5,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave.cli import cli
-from mnemoweave.distill import extractive
+from mnemoweave.cli.main import cli
 from mnemoweave.errors import InvalidInput
 from mnemoweave.hookspecs import hookimpl
+from mnemoweave.learn.distill import extractive
+from mnemoweave.learn.statements import sentences, stated, summary_of, traceable
 from mnemoweave.model import Card, SessionEvent, Turn
-from mnemoweave.statements import sentences, stated, summary_of, traceable
 from mnemoweave.text import normalise
 
 CONVERSATION = [
@@ -220,7 +220,7 @@ def test_lists_and_headings_make_cards_the_trace_check_accepts(engine, caplog):
         "Fixed by reading it once in `config.py`."
     )
     _say(engine, [("user", "why did the deploy break?"), ("assistant", answer)])
-    with caplog.at_level("WARNING", logger="mnemoweave.distill"):
+    with caplog.at_level("WARNING", logger="mnemoweave.learn.distill"):
         cards = engine.distill()
     assert cards and not [r for r in caplog.records if "refused" in r.getMessage()]
     for card in cards:

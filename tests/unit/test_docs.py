@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mnemoweave.cli import cli
+from mnemoweave.cli.main import cli
 from mnemoweave.config import Config
 
 ROOT = Path(__file__).parents[2]

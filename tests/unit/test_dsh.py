@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mnemoweave import adapters, hook
-from mnemoweave.adapters import dsh, handle
+from mnemoweave import hook
 from mnemoweave.errors import InvalidInput
+from mnemoweave.hosts import adapters, dsh
+from mnemoweave.hosts.adapters import handle
 from mnemoweave.model import SessionEvent, Turn
 from mnemoweave.plugins import make_plugin_manager
 
@@ -180,8 +181,8 @@ def test_install_dsh_adds_the_packaged_bundle_with_dsh_s_own_command(
 ):
     from click.testing import CliRunner
 
-    from mnemoweave.cli import cli
-    from mnemoweave.install import DSH_BUNDLE
+    from mnemoweave.cli.main import cli
+    from mnemoweave.hosts.install import DSH_BUNDLE
 
     assert (DSH_BUNDLE / "package.json").read_bytes() == (PLUGIN / "package.json").read_bytes()
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")

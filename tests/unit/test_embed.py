@@ -167,7 +167,7 @@ def test_a_duplicate_name_keeps_the_built_in_or_the_first_and_an_unsafe_one_is_r
     specs = registered(pm)
     assert specs["use-m3"].dim != 16 and specs["use-m3"].description != "stub"  # the built-in
     assert specs["stub"].load is first.load and "../x" not in specs
-    kept = "mnemoweave.embed.default_plugin's is kept"
+    kept = "mnemoweave.default_plugins.embedders's is kept"
     assert pm.clashes == [
         f"impostor: register_embedders 'use-m3' registered twice: {kept}",
         "second: register_embedders 'stub' registered twice: first's is kept",

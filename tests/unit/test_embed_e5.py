@@ -13,10 +13,10 @@ import pytest
 from tokenizers import normalizers
 
 from mnemoweave.embed.artifacts import MODEL_FILE, TOKENIZER_FILE
+from mnemoweave.embed.build.e5_format import E5File
+from mnemoweave.embed.build.e5_reference import ReferenceTokenizer, numpy_encode
+from mnemoweave.embed.build.e5_tokenizer import build_tokenizer, precompiled_charsmap
 from mnemoweave.embed.e5 import build_graph
-from mnemoweave.embed.e5_format import E5File
-from mnemoweave.embed.e5_reference import ReferenceTokenizer, numpy_encode
-from mnemoweave.embed.e5_tokenizer import build_tokenizer, precompiled_charsmap
 from mnemoweave.embed.onnx_embedder import OnnxEmbedder, RuntimeConfig
 
 H, LAYERS, HEADS, FFN, MAX_POS = 64, 2, 2, 128, 64

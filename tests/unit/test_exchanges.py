@@ -1,7 +1,7 @@
 """What the weave shows of earlier sessions: exchanges, never echoes; and what a reviewed
 memory changes about it (exchanges.py, weave.py)."""
 
-from mnemoweave.exchanges import asks, echoes
+from mnemoweave.recall.exchanges import asks, echoes
 from mnemoweave.text import bare
 
 P = "/srv/uploader"

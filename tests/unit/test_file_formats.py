@@ -2,8 +2,8 @@ import json
 
 import pytest
 
+from mnemoweave.capture.file_formats import parse_jsonl, parse_markdown
 from mnemoweave.errors import InvalidInput
-from mnemoweave.file_formats import parse_jsonl, parse_markdown
 
 MD = """---
 project: uploader

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 import mnemoweave
-from mnemoweave import client, hook
+from mnemoweave import hook
 from mnemoweave.hook import PROGRAM, PROGRAM_MISSING, package_dir
+from mnemoweave.hosts import client
 
 PROMPT = {"session_id": "s1", "cwd": "/tmp", "prompt": "deploy notes"}
 CONTEXT = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "ç"}}

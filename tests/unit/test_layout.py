@@ -1,67 +1,91 @@
-"""The layout explains the architecture: the core imports no outer layer."""
+"""The layout is the architecture: folders by responsibility, in layers whose imports point
+one way (docs/architecture.md draws them)."""
 
 import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).parents[2] / "core" / "mnemoweave"
-# entry points, what hosts run (hook; cold_start, its answer from the store) and what
-# installs into them: not core
-OUTER = {"cli", "__main__", "entry", "daemon", "adapters", "demo", "proxy"}
-OUTER |= {"hook", "cold_start", "install"}
+# each folder or root module of the package, by layer, from the outside in: a module imports
+# only from its own layer or the ones after it
+LAYERS = {
+    "faces": {"cli", "mcp", "daemon", "proxy", "entry", "__main__"},
+    "hosts and plugins": {"hosts", "hook", "default_plugins", "team"},
+    "core": {"engine", "capture", "learn", "recall", "upkeep", "embed", "plugins", "hookspecs"}
+    | {"delegation", "scope"},
+    "base": {"store", "model", "errors", "config", "text", "secrets", "projects"},
+}
+ORDER = list(LAYERS)
+MAX_ROOT_MODULES = 15
+THROUGH_THE_ENGINE = ["hosts/adapters.py", "hosts/claude_code.py", "hosts/opencode.py"]
+THROUGH_THE_ENGINE += ["hosts/dsh.py", "hosts/payloads.py", "proxy"]
+OPEN_THE_STORE = {"store", "capture", "learn", "recall", "upkeep"}  # the engine's side of it
 
 
-def outer(name: str) -> bool:
-    """An entry point or outer layer: OUTER, every CLI module (cli_*.py) and every module
-    of the MCP server (mcp_*.py)."""
-    return name in OUTER or name.startswith(("cli_", "mcp_"))
+def unit(path: Path) -> str:
+    """The folder or root module a file of the package belongs to."""
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
 
 
-def imported_modules(path: Path) -> set[str]:
-    """First component under mnemoweave of every relative or absolute mnemoweave import."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    depth = len(path.relative_to(PACKAGE).parts) - 1
+def layer(name: str) -> int:
+    (index,) = [n for n, layer in enumerate(LAYERS.values()) if name in layer]
+    return index
+
+
+def imported(path: Path) -> set[str]:
+    """Every mnemoweave module a file imports (anywhere in it, TYPE_CHECKING too), dotted
+    under the package: `store.db`, `engine`."""
     found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against the file's package
-                parts = list(path.relative_to(PACKAGE).parts[:-1])[: max(0, depth - node.level + 1)]
-                target = parts + (node.module.split(".") if node.module else [])
-                names = [target[0]] if target else [alias.name for alias in node.names]
-                found.update(names)
-            elif node.module and node.module.startswith("mnemoweave."):
-                found.add(node.module.split(".")[1])
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            assert not node.level, f"{path}: a relative import"
+            if node.module == "mnemoweave":  # a module, or the package's own (__version__)
+                found.update(a.name for a in node.names if a.name in {unit(p) for p in sources()})
+            elif node.module.startswith("mnemoweave."):
+                found.add(node.module.removeprefix("mnemoweave."))
         elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith("mnemoweave."):
-                    found.add(alias.name.split(".")[1])
+            found.update(
+                a.name.removeprefix("mnemoweave.")
+                for a in node.names
+                if a.name.startswith("mnemoweave.")
+            )
     return found
 
 
-def test_core_never_imports_entry_points_or_adapters():
+def sources() -> list[Path]:
+    return [p for p in PACKAGE.rglob("*.py") if p.parent != PACKAGE or p.name != "__init__.py"]
+
+
+def test_every_folder_and_root_module_has_a_layer():
+    units = {unit(p) for p in sources()}
+    known = set().union(*LAYERS.values())
+    assert units <= known, f"not in a layer: {sorted(units - known)}"
+    assert known <= units, f"gone: {sorted(known - units)}"
+
+
+def test_imports_point_one_way():
     offenders = {}
-    for path in PACKAGE.rglob("*.py"):
-        top = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
-        if outer(top):
-            continue
-        bad = {name for name in imported_modules(path) if outer(name)}
+    for path in sources():
+        here = layer(unit(path))
+        bad = {name for name in imported(path) if layer(name.split(".")[0]) < here}
         if bad:
-            offenders[str(path.relative_to(PACKAGE))] = bad
+            offenders[str(path.relative_to(PACKAGE))] = sorted(bad)
     assert not offenders, offenders
 
 
-def test_adapters_never_touch_the_store():
-    adapters = PACKAGE / "adapters"
-    for path in adapters.rglob("*.py") if adapters.exists() else []:
-        assert "store" not in imported_modules(path), path
+def test_host_adapters_and_the_proxy_reach_the_store_through_the_engine():
+    """Not the store, and no core module that opens it behind the engine's back."""
+    for where in THROUGH_THE_ENGINE:
+        for path in [PACKAGE / where] if where.endswith(".py") else (PACKAGE / where).rglob("*.py"):
+            reached = {name for name in imported(path) if name.split(".")[0] in OPEN_THE_STORE}
+            assert not reached, f"{path.relative_to(PACKAGE)} imports {sorted(reached)}"
 
 
-def test_modules_stay_small():
-    too_long = {
-        str(p.relative_to(PACKAGE)): n
-        for p in PACKAGE.rglob("*.py")
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
-    }
-    assert not too_long, too_long
+def test_the_package_root_holds_few_modules_and_every_folder_says_what_it_holds():
+    root = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(root) <= MAX_ROOT_MODULES, root
+    for folder in (p.parent for p in PACKAGE.rglob("__init__.py") if p.parent != PACKAGE):
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and len(doc) > 80, f"{folder.relative_to(PACKAGE)}/__init__.py says nothing"
 
 
 SQL_CALLS = {"execute", "executemany", "executescript"}

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from mnemoweave import adapters
-from mnemoweave.adapters import handle, opencode
 from mnemoweave.errors import InvalidInput
-from mnemoweave.install import (
+from mnemoweave.hosts import adapters, opencode
+from mnemoweave.hosts.adapters import handle
+from mnemoweave.hosts.install import (
     COMMAND_MARK,
     OPENCODE_PLUGIN,
     install_opencode,
@@ -278,7 +278,7 @@ def test_a_linked_plugin_is_replaced_by_a_recorded_copy(user):
 def test_install_and_uninstall_opencode_through_the_cli(user, tmp_path, monkeypatch, real_models):
     from click.testing import CliRunner
 
-    from mnemoweave.cli import cli
+    from mnemoweave.cli.main import cli
 
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)

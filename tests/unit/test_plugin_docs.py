@@ -13,8 +13,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave import adapters, hookspecs
+from mnemoweave import hookspecs
 from mnemoweave.embed import build_models, load_embedder
+from mnemoweave.hosts import adapters
 from mnemoweave.model import SessionEvent
 from mnemoweave.plugins import add_commands, make_plugin_manager
 
@@ -82,6 +83,14 @@ def check_register_distillers(engine, capsys):
     engine.config = replace(engine.config, distiller="noop")
     assert engine.distill() == []  # the extractive distiller would propose a card here
     assert engine.pending() == []
+
+
+def check_search_hits(engine, capsys):
+    plugged(engine, "search_hits")
+    engine.remember("Deploys go out on Tuesdays")
+    found = [hit.id for hit in engine.search("how do I rollback a deploy?", source="all")]
+    assert "runbook:rollback" in found
+    assert "runbook:rollback" not in [hit.id for hit in engine.search("rollback a deploy")]
 
 
 def check_register_hosts(engine, capsys):

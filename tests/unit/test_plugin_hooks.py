@@ -14,15 +14,16 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave import adapters, hookspecs
-from mnemoweave.cli import cli
+from mnemoweave import hookspecs
+from mnemoweave.cli.main import cli
 from mnemoweave.daemon import hooks as hooks_route
 from mnemoweave.daemon.schema import problem
 from mnemoweave.embed import built, registered
 from mnemoweave.embed.base import EmbedderSpec
 from mnemoweave.errors import InvalidInput
 from mnemoweave.hookspecs import hookimpl
-from mnemoweave.model import Block, Card, Classification, Line, Memory, SessionEvent, Turn
+from mnemoweave.hosts import adapters
+from mnemoweave.model import Block, Card, Classification, Hit, Line, Memory, SessionEvent, Turn
 from mnemoweave.plugins import add_commands, make_plugin_manager
 
 ROOT = Path(__file__).parents[2]
@@ -92,7 +93,7 @@ def recorder(engine) -> Recorder:
 
 def test_the_hookspecs_are_found():
     assert {"on_memory", "on_card", "register_hosts", "register_commands"} <= set(hookspec_names())
-    assert len(hookspec_names()) == 14
+    assert len(hookspec_names()) == 15
 
 
 @pytest.mark.parametrize("name", hookspec_names())
@@ -321,6 +322,24 @@ def test_hook_weave_blocks(engine):
     assert "deploys freeze on Fridays" in woven.text
     assert asked[-1] == ("can I deploy today?", "s1", "/p", 300)
     assert "deploys freeze" not in engine.weave("what is for lunch?").text
+
+
+def test_hook_search_hits(engine):
+    asked = []
+
+    class Wiki:
+        @hookimpl
+        def search_hits(self, engine, source, query, k, scope, kind, mode):
+            asked.append((source, query, k, scope, kind, mode))
+            return [Hit("wiki:1", "fact", "Staging is pg-stage-7", 0.95, "", 0.0)]
+
+    engine.pm.register(Wiki(), name="wiki")
+    engine.remember("The staging database is small")
+    assert "wiki:1" not in [hit.id for hit in engine.search("staging database")]
+    assert not asked  # a search of memories alone does not ask the plugins
+    hits = engine.search("staging database", source="all", k=3, project="/p", mode="lexical")
+    assert sorted(hit.id for hit in hits) == ["m_1", "wiki:1"]
+    assert asked == [("all", "staging database", 3, ["/p", ""], None, "lexical")]
 
 
 # --- notifications -------------------------------------------------------------------------

@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
-from mnemoweave import adapters, hookspecs
+from mnemoweave import hookspecs
 from mnemoweave.hookspecs import hookimpl
+from mnemoweave.hosts import adapters
 from mnemoweave.model import Card, Classification
 from mnemoweave.plugins import add_commands, make_plugin_manager
 
@@ -108,7 +109,7 @@ def test_a_classifier_named_like_the_built_in_is_not_used(engine):
     engine.pm.register(Impostor(), name="impostor")
     engine.ingest("s1", "user", "以后代码注释都用英文")
     assert engine.get("t_1").kind == "pref"
-    kept = "mnemoweave.classify's is kept"
+    kept = "mnemoweave.default_plugins.classifier's is kept"
     assert engine.status()["plugin_clashes"] == [
         f"impostor: register_classifiers 'builtin' registered twice: {kept}"
     ]
@@ -130,9 +131,11 @@ def test_a_distiller_name_registered_twice_keeps_the_first_plugins(engine):
     engine.ingest("s1", "user", "Use tabs.")
     engine.config = replace(engine.config, distiller="mine")
     assert [card.summary for card in engine.distill(session="s1")] == ["Use tabs."]
+    twice = "register_distillers 'extractive' registered twice"
+    kept = "mnemoweave.default_plugins.distiller's is kept"
     assert engine.pm.clashes == [
-        "first: register_distillers 'extractive' registered twice: mnemoweave.distill's is kept",
-        "second: register_distillers 'extractive' registered twice: mnemoweave.distill's is kept",
+        f"first: {twice}: {kept}",
+        f"second: {twice}: {kept}",
         "second: register_distillers 'mine' registered twice: first's is kept",
     ]
 
@@ -145,7 +148,7 @@ def test_a_host_registered_before_the_built_ins_join_does_not_replace_them(engin
 
     engine.pm.register(Impostor(), name="impostor")  # before adapters.hosts adds the built-ins
     assert adapters.hosts(engine.pm)["claude-code"] is adapters.claude_code
-    kept = "mnemoweave.adapters's is kept"
+    kept = "mnemoweave.hosts.adapters's is kept"
     assert engine.pm.clashes == [f"impostor: register_hosts 'claude-code' registered twice: {kept}"]
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave.cli import cli
-from mnemoweave.install import install
+from mnemoweave.cli.main import cli
+from mnemoweave.hosts.install import install
 from mnemoweave.store import migrations
 from mnemoweave.store.db import DB_NAME, connect
 
@@ -116,7 +116,7 @@ def test_freed_memory_is_scrubbed_once_a_vector_index_may_write_it():
     into its HNSW file) until scrub_freed_memory; after it, never."""
     probe = (
         "import ctypes\n"
-        "from mnemoweave.private import scrub_freed_memory\n"
+        "from mnemoweave.store.private import scrub_freed_memory\n"
         "libc = ctypes.CDLL(None)\n"
         "libc.malloc.restype = ctypes.c_void_p\n"
         "libc.malloc.argtypes = [ctypes.c_size_t]\n"

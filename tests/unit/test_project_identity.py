@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave.cli import cli
+from mnemoweave.cli.main import cli
 from mnemoweave.projects import display_name, project_from_cwd, remote_key, repository_key
 from mnemoweave.store import migrations
 from mnemoweave.store.db import DB_NAME, connect

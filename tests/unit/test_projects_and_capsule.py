@@ -1,4 +1,4 @@
-from mnemoweave import capsule
+from mnemoweave.capture import capsule
 from mnemoweave.model import Turn
 from mnemoweave.projects import normalise_project, project_from_cwd
 

@@ -1,8 +1,8 @@
 """The relevance gate's signals: word information from outside the store, so that a store
 of one memory and a store of thousands judge a prompt alike (relevance.py, wordinfo.py)."""
 
-from mnemoweave import wordinfo
-from mnemoweave.relevance import Gate, prompt_words
+from mnemoweave.recall import wordinfo
+from mnemoweave.recall.relevance import Gate, prompt_words
 from mnemoweave.text import translations
 
 
@@ -35,7 +35,7 @@ def test_the_gate_judges_a_memory_the_same_in_a_young_store_and_a_large_one(engi
 
 
 def test_a_long_text_holds_the_prompts_words_only_within_a_window():
-    from mnemoweave.relevance import Gate as G
+    from mnemoweave.recall.relevance import Gate as G
 
     class Bare:
         channels: list = []

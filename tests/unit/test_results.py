@@ -7,7 +7,7 @@ import pytest
 
 from mnemoweave import Engine
 from mnemoweave.embed.fake import HashEmbedder
-from mnemoweave.indexing import drift, repair
+from mnemoweave.upkeep.indexing import drift, repair
 
 
 @pytest.fixture

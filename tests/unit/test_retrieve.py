@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mnemoweave import Engine
-from mnemoweave.retrieve import decay_factor
+from mnemoweave.recall.retrieve import decay_factor
 
 # A fake bilingual model: words of both languages map onto shared concept dimensions, so an
 # English query lands near a Chinese memory about the same thing, as a real model does.
@@ -167,7 +167,7 @@ def test_index_drift_is_reported_and_repaired(hybrid):
 
 
 def test_a_repair_goes_a_batch_at_a_time_and_mends_any_gap(hybrid):
-    from mnemoweave.indexing import drift, repair, repair_steps
+    from mnemoweave.upkeep.indexing import drift, repair, repair_steps
 
     for n in range(5):
         hybrid.ingest("s", "user", f"upload timeouts, attempt {n}")

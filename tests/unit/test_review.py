@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave.cli import cli
+from mnemoweave.cli.main import cli
 from mnemoweave.errors import InvalidInput, NotFound
 
 

@@ -12,9 +12,9 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave.adapters import claude_code, dsh, opencode
-from mnemoweave.cli import cli
+from mnemoweave.cli.main import cli
 from mnemoweave.errors import InvalidInput
+from mnemoweave.hosts import claude_code, dsh, opencode
 from mnemoweave.projects import repository_key
 from mnemoweave.scope import resolve_scope
 
@@ -94,7 +94,7 @@ def test_the_weave_takes_every_tier_from_one_scope(repo):
 
 
 def test_the_mcp_server_defaults_to_the_project_of_its_directory(repo):
-    from mnemoweave.mcp_server import build
+    from mnemoweave.mcp.server import build
 
     async def remember():
         await build().call_tool("memory_remember", {"text": "Tests run with pytest -q"})

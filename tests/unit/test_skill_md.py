@@ -9,8 +9,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from mnemoweave.mcp_server import DESCRIPTIONS
-from mnemoweave.weave import OPEN
+from mnemoweave.mcp.server import DESCRIPTIONS
+from mnemoweave.recall.weave import OPEN
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILL = (ROOT / "SKILL.md").read_text(encoding="utf-8")

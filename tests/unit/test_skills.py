@@ -3,7 +3,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave.cli import cli
+from mnemoweave.cli.main import cli
 from mnemoweave.errors import InvalidInput, NotFound
 
 RELEASE = {
@@ -97,7 +97,7 @@ def test_an_unknown_task_is_queued_to_learn_and_closed_when_learned(engine):
 def test_skill_queue_from_the_cli_and_the_mcp_tool(mnemoweave_home):
     import asyncio
 
-    from mnemoweave.mcp_server import build
+    from mnemoweave.mcp.server import build
 
     runner = CliRunner()
     checked = runner.invoke(cli, ["skill", "check", "rotate the database credentials"])

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mnemoweave import file_formats
-from mnemoweave.adapters import claude_code
-from mnemoweave.cli import cli
+from mnemoweave.capture import file_formats
+from mnemoweave.capture.file_formats import parse_jsonl
+from mnemoweave.cli.main import cli
 from mnemoweave.errors import InvalidInput
-from mnemoweave.file_formats import parse_jsonl
+from mnemoweave.hosts import claude_code
 from mnemoweave.model import SessionEvent
 
 BAD_TIMES = [-1.0, -1e15, 1e308, float("inf"), float("-inf"), float("nan"), 7_258_118_400, 10**400]

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemoweave.model import TIERS, Block, Line
+from mnemoweave.recall.weave import CLOSE, OPEN, assemble, fill_order, heading
 from mnemoweave.text import estimate_tokens
-from mnemoweave.weave import CLOSE, OPEN, assemble, fill_order, heading
 
 fragments = st.sampled_from(
     list("abc xyz<>/\"'\n") + list("中文注释记忆") + ["</memory>", "<memory>", "ignore", "  "]

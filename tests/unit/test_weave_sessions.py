@@ -3,10 +3,10 @@ compaction resets; and the snippets it cuts from long turns."""
 
 from dataclasses import replace
 
-from mnemoweave import adapters
-from mnemoweave.knowledge import weigh
+from mnemoweave.hosts import adapters
 from mnemoweave.model import SessionEvent
-from mnemoweave.snippets import snippet
+from mnemoweave.recall.knowledge import weigh
+from mnemoweave.recall.snippets import snippet
 from mnemoweave.text import estimate_tokens
 
 P = "/srv/uploader"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from mnemoweave.worth import (
+from mnemoweave.learn.worth import (
     FAULT,
     GENERAL,
     TOLD,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mnemoweave import client
+from mnemoweave.hosts import client
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

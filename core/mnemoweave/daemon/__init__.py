@@ -7,4 +7,4 @@ Engine operations through it, `process` is the lock and pid file seen from outsi
 not deliver, and `transcripts` follows Claude Code's transcript files.
 """
 
-from . import hooks, team  # noqa: F401  (add the hooks and team routes to the table)
+from mnemoweave.daemon import hooks, team  # noqa: F401  (add the hooks and team routes to the table)

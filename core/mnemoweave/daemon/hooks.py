@@ -13,17 +13,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .. import adapters
-from ..adapters import claude_code
-from ..client import encodable
-from ..errors import MnemoweaveError
-from ..hook import log as hook_log
-from ..hook import spool
-from ..install import aside_for
-from .routes import Context, Route, add
-from .schema import ANY, OBJECT, OPT_NUM, STR
-from .spool import replay_spool, spooled
-from .transcripts import Transcripts
+from mnemoweave.daemon.routes import Context, Route, add
+from mnemoweave.daemon.schema import ANY, OBJECT, OPT_NUM, STR
+from mnemoweave.daemon.spool import replay_spool, spooled
+from mnemoweave.daemon.transcripts import Transcripts
+from mnemoweave.errors import MnemoweaveError
+from mnemoweave.hook import log as hook_log
+from mnemoweave.hook import spool
+from mnemoweave.hosts import adapters, claude_code
+from mnemoweave.hosts.client import encodable
+from mnemoweave.hosts.install import aside_for
 
 log = logging.getLogger("mnemoweave.daemon")
 

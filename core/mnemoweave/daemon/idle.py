@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Any
 
-from .routes import Context
+from mnemoweave.daemon.routes import Context
 
 log = logging.getLogger("mnemoweave.daemon")
 QUIET_SECONDS = 120.0  # how long without a request before the daemon looks
@@ -38,7 +38,7 @@ class IdleWork:
 
     def run(self) -> list[str]:
         """Propose and make cards when due; the ids of the cards made (logged)."""
-        from ..consolidate import idle_cards, idle_due
+        from mnemoweave.upkeep.consolidate import idle_cards, idle_due
 
         with self._busy:
             try:

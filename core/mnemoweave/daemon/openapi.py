@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..wire import RECORDS
-from .routes import ROUTES, Route
-from .schema import INT, OPT_STR, STR, record_schema, ref
+from mnemoweave import __version__
+from mnemoweave.daemon.routes import ROUTES, Route
+from mnemoweave.daemon.schema import INT, OPT_STR, STR, record_schema, ref
+from mnemoweave.daemon.wire import RECORDS
 
 FILE = Path(__file__).with_name("openapi.json")
 DESCRIPTION = (

@@ -13,7 +13,7 @@ import signal
 import time
 from pathlib import Path
 
-from ..client import DAEMON_ROLE, LOCK_NAME, lock_holder
+from mnemoweave.hosts.client import DAEMON_ROLE, LOCK_NAME, lock_holder
 
 PID_NAME = "daemon.pid"
 LOCK_WAIT = 10.0  # seconds an in-process command waits on one holder of the lock

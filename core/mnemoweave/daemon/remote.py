@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from .. import client
-from ..client import DaemonError
-from ..config import data_dir
-from ..errors import InvalidInput, NotFound
-from ..model import SessionEvent, Turn
-from ..wire import decode, encode
-from .process import LOCK_WAIT, StoreLock, daemon_pid, holder_text
-from .routes import ROUTES, Route, operations
+from mnemoweave.config import data_dir
+from mnemoweave.daemon.process import LOCK_WAIT, StoreLock, daemon_pid, holder_text
+from mnemoweave.daemon.routes import ROUTES, Route, operations
+from mnemoweave.daemon.wire import decode, encode
+from mnemoweave.errors import InvalidInput, NotFound
+from mnemoweave.hosts import client
+from mnemoweave.hosts.client import DaemonError
+from mnemoweave.model import SessionEvent, Turn
 
 SESSION_EVENT_PATH = "/v1/sessions/{session}/{event}"
 CLI_TIMEOUT = 600.0  # an import or a repair may take minutes; Ctrl-C is always there
@@ -148,7 +148,7 @@ def open_store(
             )
         time.sleep(0.05)
     try:
-        from ..engine import Engine
+        from mnemoweave.engine import Engine
 
         with Engine(home) as engine:
             yield engine

@@ -24,12 +24,7 @@ from importlib import import_module
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ..client import encodable
-from ..errors import InvalidInput, MnemoweaveError, NotFound
-from ..model import SESSION_EVENTS, SessionEvent, Turn
-from ..store.damage import StoreDamaged
-from ..wire import decode, encode
-from .schema import (
+from mnemoweave.daemon.schema import (
     ANY,
     BOOL,
     INT,
@@ -48,6 +43,11 @@ from .schema import (
     problem,
     ref,
 )
+from mnemoweave.daemon.wire import decode, encode
+from mnemoweave.errors import InvalidInput, MnemoweaveError, NotFound
+from mnemoweave.hosts.client import encodable
+from mnemoweave.model import SESSION_EVENTS, SessionEvent, Turn
+from mnemoweave.store.damage import StoreDamaged
 
 log = logging.getLogger("mnemoweave.daemon")
 Handler = Callable[..., Any]  # handler(ctx, **arguments) -> result
@@ -150,7 +150,7 @@ def _daemon(ctx: Context) -> dict[str, Any]:
 
 
 def _openapi(ctx: Context) -> dict[str, Any]:
-    from .openapi import spec
+    from mnemoweave.daemon.openapi import spec
 
     return spec()
 
@@ -214,7 +214,7 @@ def _teach(ctx: Context, name: str, **parts: Any) -> Any:
 
 
 def _import(ctx: Context, records: list[Any]) -> Any:
-    from ..file_formats import MemoryRecord
+    from mnemoweave.capture.file_formats import MemoryRecord
 
     try:
         decoded = [decode(record) for record in records]

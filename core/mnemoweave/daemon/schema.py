@@ -12,8 +12,8 @@ import types
 import typing
 from typing import Any
 
-from ..model import MEMORY_KINDS, ROLES
-from ..wire import RECORDS, TYPE, field_types, record_class
+from mnemoweave.daemon.wire import RECORDS, TYPE, field_types, record_class
+from mnemoweave.model import MEMORY_KINDS, ROLES
 
 STR: dict[str, Any] = {"type": "string"}
 OPT_STR: dict[str, Any] = {"type": ["string", "null"]}

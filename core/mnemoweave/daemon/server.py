@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .. import __version__
-from ..client import DAEMON_ROLE, LOG_NAME, DaemonError, lock_holder, socket_path
-from ..config import load_config
-from ..private import make_dir
-from . import tcp, team, warming, web
-from .idle import IdleWork
-from .process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
-from .routes import ApiError, Context, respond
+from mnemoweave import __version__
+from mnemoweave.config import load_config
+from mnemoweave.daemon import tcp, team, warming, web
+from mnemoweave.daemon.idle import IdleWork
+from mnemoweave.daemon.process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
+from mnemoweave.daemon.routes import ApiError, Context, respond
+from mnemoweave.hosts.client import DAEMON_ROLE, LOG_NAME, DaemonError, lock_holder, socket_path
+from mnemoweave.store.private import make_dir
 
 log = logging.getLogger("mnemoweave.daemon")
 MAX_BODY = 64 * 1024 * 1024
@@ -241,8 +241,8 @@ def _mend(ctx: Context, stop: _Stop) -> None:
     (SQLite commits first), however many: they are embedded while the daemon serves, a
     batch at a time under the engine lock, so requests are answered in between. A daemon
     stopping first leaves the rest to the next one; `doctor` reports the gap meanwhile."""
-    from ..indexing import repair_steps
-    from ..store import damage
+    from mnemoweave.store import damage
+    from mnemoweave.upkeep.indexing import repair_steps
 
     try:
         found = damage.check(ctx.engine.db_path)  # no engine lock: requests go on
@@ -437,8 +437,8 @@ def _serve_warm(
     socket_server: _Server,
     taker: warming.Taker,
 ) -> None:
-    from ..embed import onnx_embedder
-    from ..engine import Engine
+    from mnemoweave.embed import onnx_embedder
+    from mnemoweave.engine import Engine
 
     began, state = time.monotonic(), listeners.state
     onnx_embedder.THREADS = 1  # see there: the daemon serves one prompt at a time
@@ -450,7 +450,7 @@ def _serve_warm(
         log.info("warm in %.2fs: %s", time.monotonic() - began, engine.retrieval_mode())
         if stop.reason:
             return
-        from . import hooks
+        from mnemoweave.daemon import hooks
 
         taker.stop()  # what it spooled is replayed now
         host_side = hooks.start(ctx)  # replays the spool, follows transcripts

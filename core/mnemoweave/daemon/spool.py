@@ -14,11 +14,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import adapters
-from ..errors import MnemoweaveError
-from ..hook import keep_reserve
-from ..spooled import SPOOL, spooled_names
-from ..store.damage import StoreDamaged
+from mnemoweave.errors import MnemoweaveError
+from mnemoweave.hook import keep_reserve
+from mnemoweave.hosts import adapters
+from mnemoweave.store.damage import StoreDamaged
+from mnemoweave.store.spooled import SPOOL, spooled_names
 
 log = logging.getLogger("mnemoweave.daemon")
 REJECTED = "rejected"  # spooled payloads the adapter refused, kept for a look

@@ -14,8 +14,8 @@ import threading
 import time
 from typing import Any
 
-from .routes import Context, Route, add
-from .schema import BOOL, OBJECT
+from mnemoweave.daemon.routes import Context, Route, add
+from mnemoweave.daemon.schema import BOOL, OBJECT
 
 log = logging.getLogger("mnemoweave.daemon")
 STOP_WITHIN = 40.0  # seconds a sync in flight may take to finish at shutdown
@@ -23,7 +23,7 @@ STOP_WITHIN = 40.0  # seconds a sync in flight may take to finish at shutdown
 
 class TeamSync:
     def __init__(self, ctx: Context, every: float) -> None:
-        from ..team.sync import waker
+        from mnemoweave.team.sync import waker
 
         self.ctx, self.every = ctx, every
         self.wake = waker(ctx.engine.home)
@@ -36,7 +36,7 @@ class TeamSync:
         return self
 
     def run(self) -> None:
-        from ..team.sync import due, sync
+        from mnemoweave.team.sync import due, sync
 
         while not self.stopping.is_set():
             self.wake.wait(self.every)
@@ -60,7 +60,7 @@ class TeamSync:
 
 def start(ctx: Context, config: Any) -> TeamSync | None:
     """The background sync, when a team is configured."""
-    from ..team.sync import use_lock
+    from mnemoweave.team.sync import use_lock
 
     use_lock(ctx.engine.home, ctx.lock)
     return TeamSync(ctx, config.team_sync_seconds).start() if config.team_url else None

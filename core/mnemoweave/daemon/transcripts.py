@@ -14,9 +14,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..adapters import claude_code
-from .routes import Context
-from .spool import replay_spool, spooled
+from mnemoweave.daemon.routes import Context
+from mnemoweave.daemon.spool import replay_spool, spooled
+from mnemoweave.hosts import claude_code
 
 log = logging.getLogger("mnemoweave.daemon")
 OFFSETS = "transcripts.json"

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..client import encodable
-from ..hook import OPENING, spool
-from ..install import aside_for
+from mnemoweave.hook import OPENING, spool
+from mnemoweave.hosts.client import encodable
+from mnemoweave.hosts.install import aside_for
 
 log = logging.getLogger("mnemoweave.daemon")
 HOOK = re.compile(r"/v1/hooks/([^/]+)/([^/]+)")
@@ -151,14 +151,14 @@ def prepare() -> None:
     """Load what taking a hook needs before the socket answers: the secret detection that
     cleans what is spooled (a tenth of a second, which the warm-up's imports would stretch
     for the first hooks)."""
-    from ..secrets import redact
+    from mnemoweave.secrets import redact
 
     redact("warm up")
 
 
 def _opening(home: Path, host: str, event: str, payload: Any, via: str | None) -> str:
     try:
-        from ..cold_start import answer as from_store
+        from mnemoweave.hosts.cold_start import answer as from_store
 
         return from_store(str(home), host, event, payload, via)
     except Exception:
@@ -169,9 +169,9 @@ def _opening(home: Path, host: str, event: str, payload: Any, via: str | None) -
 def warm(engine: Any) -> None:
     """Load now what the first call would: store, models and index, jieba, the classifier,
     the secret detection."""
-    from ..model import Turn
-    from ..secrets import redact
-    from ..text import read_dictionary
+    from mnemoweave.model import Turn
+    from mnemoweave.secrets import redact
+    from mnemoweave.text import read_dictionary
 
     engine.retrieval_mode()  # opens the store, loads the models and their vector indexes
     read_dictionary()

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from .tcp import HOST
+from mnemoweave.daemon.tcp import HOST
 
 LOGIN_SECONDS = 600.0
 CODE_BYTES = 24

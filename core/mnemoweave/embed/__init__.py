@@ -24,13 +24,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import data_dir, shared_cache
-from ..errors import InvalidInput, MnemoweaveError
-from .artifacts import ModelBuildError
-from .base import BuildResult, Embedder, EmbedderSpec
+from mnemoweave.config import data_dir, shared_cache
+from mnemoweave.embed.artifacts import ModelBuildError
+from mnemoweave.embed.base import BuildResult, Embedder, EmbedderSpec
+from mnemoweave.errors import InvalidInput, MnemoweaveError
 
 if TYPE_CHECKING:
-    from ..plugins import Plugins
+    from mnemoweave.plugins import Plugins
 
 __all__ = [
     "BuildResult",
@@ -80,7 +80,7 @@ def _adopt(spec: EmbedderSpec, homes: list[Path]) -> None:
 
 def registered(pm: Plugins | None = None) -> dict[str, EmbedderSpec]:
     """Every registered model, by name (a name registered twice: see mnemoweave.plugins)."""
-    from ..plugins import make_plugin_manager, registry
+    from mnemoweave.plugins import make_plugin_manager, registry
 
     pm = pm or make_plugin_manager()
     return registry(pm, "register_embedders", named=lambda spec: (spec.name, spec), check=_wrong)

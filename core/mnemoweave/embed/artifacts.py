@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import MnemoweaveError
-from .base import BuildResult
+from mnemoweave.embed.base import BuildResult
+from mnemoweave.errors import MnemoweaveError
 
 FORMAT_VERSION = 1
 MODEL_FILE = "model.onnx"

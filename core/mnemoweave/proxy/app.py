@@ -33,10 +33,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import anthropic, openai
-from .memory import Memory
-from .sse import Events
-from .turns import Conversation, Reply
+from mnemoweave.proxy import anthropic, openai
+from mnemoweave.proxy.memory import Memory
+from mnemoweave.proxy.sse import Events
+from mnemoweave.proxy.turns import Conversation, Reply
 
 log = logging.getLogger("mnemoweave.proxy")
 

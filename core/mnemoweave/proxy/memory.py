@@ -1,4 +1,4 @@
-"""The proxy's memory: the daemon, reached over its Unix socket (mnemoweave.client), never
+"""The proxy's memory: the daemon, reached over its Unix socket (mnemoweave.hosts.client), never
 the store itself (the daemon holds the store's lock).
 
 - Weave: the context for a prompt, asked of the daemon within a budget (150 ms, or
@@ -29,9 +29,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-from .. import client
-from ..scope import resolve_scope
-from .turns import Conversation, Reply, tool_line
+from mnemoweave.hosts import client
+from mnemoweave.proxy.turns import Conversation, Reply, tool_line
+from mnemoweave.scope import resolve_scope
 
 log = logging.getLogger("mnemoweave.proxy")
 

@@ -8,8 +8,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..adapters.claude_code import OBSERVATION, QUIET_COMMANDS
-from ..text import clean, clip
+from mnemoweave.hosts.claude_code import OBSERVATION, QUIET_COMMANDS
+from mnemoweave.text import clean, clip
 
 EDITING = ("edit", "write", "patch", "create", "replace", "delete", "remove", "move", "rename")
 PATH_FIELDS = ("file_path", "filePath", "path", "filename")

@@ -7,7 +7,7 @@ import sqlite3
 import time
 from typing import Any
 
-from ..model import check_identifier
+from mnemoweave.model import check_identifier
 
 
 def record(

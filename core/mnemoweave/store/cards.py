@@ -6,10 +6,10 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from ..errors import InvalidInput
-from ..model import Card
-from ..text import normalise
-from .db import inserted_id
+from mnemoweave.errors import InvalidInput
+from mnemoweave.model import Card
+from mnemoweave.store.db import inserted_id
+from mnemoweave.text import normalise
 
 
 def from_row(row: sqlite3.Row) -> Card:

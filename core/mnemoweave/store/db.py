@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..private import make_dir, restrict
-from . import damage
-from .migrations import migrate
+from mnemoweave.store import damage
+from mnemoweave.store.migrations import migrate
+from mnemoweave.store.private import make_dir, restrict
 
 DB_NAME = "mnemoweave.sqlite"
 

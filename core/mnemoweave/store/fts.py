@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from ..text import content_terms, segment, terms, translations
+from mnemoweave.text import content_terms, segment, terms, translations
 
 
 def index(db: sqlite3.Connection, table: str, rowid: int, text: str) -> None:

@@ -7,11 +7,11 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..errors import InvalidInput, NotFound
-from ..model import Memory, parse_id
-from ..text import language
-from . import fts
-from .db import inserted_id
+from mnemoweave.errors import InvalidInput, NotFound
+from mnemoweave.model import Memory, parse_id
+from mnemoweave.store import fts
+from mnemoweave.store.db import inserted_id
+from mnemoweave.text import language
 
 RANKED = (  # what ranking and hits read (not `norm`, the second copy of the body)
     "id, kind, title, body, project, importance, weight, access_count, last_access,"

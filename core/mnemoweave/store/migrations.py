@@ -135,7 +135,7 @@ def m001_create_tables(db: sqlite3.Connection) -> None:
 
 def m002_language_column(db: sqlite3.Connection) -> None:
     """Each turn's and memory's language (zh, en, mixed), for language-gated fusion."""
-    from ..text import language
+    from mnemoweave.text import language
 
     db.create_function("mw_language", 1, language, deterministic=True)
     for table, column in (("turns", "text"), ("memories", "body")):
@@ -164,7 +164,7 @@ def m005_turn_distilled(db: sqlite3.Connection) -> None:
 
 def m006_stemmed_fts(db: sqlite3.Connection) -> None:
     """English words are indexed by their stems ("uploads" finds "upload"): reindex both."""
-    from . import memories, turns
+    from mnemoweave.store import memories, turns
 
     turns.reindex(db)
     memories.reindex(db)
@@ -194,7 +194,7 @@ def m008_private_files(db: sqlite3.Connection) -> None:
     """The data dir and everything in it owner-only (0700 / 0600), as new files now are:
     earlier versions left them open to every local user. A migration, so it happens once
     per store; `doctor` checks the modes from then on and `doctor --repair` fixes them."""
-    from ..private import tighten
+    from mnemoweave.store.private import tighten
 
     path = db.execute("PRAGMA database_list").fetchone()["file"]
     if path:  # an in-memory store has no data dir
@@ -245,8 +245,8 @@ def m010_project_keys(db: sqlite3.Connection) -> None:
     path-named project whose directory still exists moves to its key, so its clones and
     worktrees share it. A path that no longer exists keeps its name (`mnemoweave project
     rename` moves it)."""
-    from ..projects import project_from_cwd
-    from . import projects
+    from mnemoweave.projects import project_from_cwd
+    from mnemoweave.store import projects
 
     for path in projects.counts(db):
         if path.startswith("/") and Path(path).is_dir():

@@ -11,8 +11,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ..private import make_dir
-from .db import transaction
+from mnemoweave.store.db import transaction
+from mnemoweave.store.private import make_dir
 
 TABLES = ("turns", "memories", "cards")  # what commands read by id (t_N, m_N, c_N)
 FOLDER = "quarantine"

@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import check_identifier
+from mnemoweave.model import check_identifier
 
 
 def ensure(db: sqlite3.Connection, session: str, host: str, project: str, now: float) -> None:

@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from . import fts
+from mnemoweave.store import fts
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 
-from ..model import Turn
-from ..text import language
-from . import fts, sessions
-from .db import inserted_id
+from mnemoweave.model import Turn
+from mnemoweave.store import fts, sessions
+from mnemoweave.store.db import inserted_id
+from mnemoweave.text import language
 
 RANKED = "id, session_id, role, text, ts, seq, project, lang"  # what ranking and hits read
 EMBEDDED = "id, text, project"  # what the vector index is built from

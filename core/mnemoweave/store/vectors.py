@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..private import scrub_freed_memory
+from mnemoweave.store.private import scrub_freed_memory
 
 if TYPE_CHECKING:
     import numpy as np

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
-from .server import check_name, checked
+from mnemoweave.errors import InvalidInput
+from mnemoweave.team.server import check_name, checked
 
 FILE = "members.json"
 TOKEN_PREFIX = "mwt_"  # a mnemoweave team token: mwt_ and 43 url-safe characters

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..store import team as team_table
-from ..store.db import transaction
-from .outbox import Lock
-from .server import TeamServer
+from mnemoweave.store import team as team_table
+from mnemoweave.store.db import transaction
+from mnemoweave.team.outbox import Lock
+from mnemoweave.team.server import TeamServer
 
 PAGE = 1000  # records per request
 OVERLAP = 120.0  # seconds each pull looks back before its cursor (members' clock skew)

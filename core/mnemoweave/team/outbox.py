@@ -20,10 +20,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store import team as team_table
-from ..store.db import transaction
-from ..store.team import TeamRecord
-from .server import TeamError, TeamServer, content_id
+from mnemoweave.store import team as team_table
+from mnemoweave.store.db import transaction
+from mnemoweave.store.team import TeamRecord
+from mnemoweave.team.server import TeamError, TeamServer, content_id
 
 BATCH = 50  # records per request to the server
 Lock = Callable[[], AbstractContextManager[Any]]

@@ -9,17 +9,36 @@ first, and a team line above snippets of past sessions.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..hookspecs import hookimpl
-from ..knowledge import KNOWLEDGE_K, MEMORY_FIRST
-from ..model import Block, Line, SessionEvent
-from ..relevance import Gate
+from mnemoweave.hookspecs import hookimpl
+from mnemoweave.model import Block, Hit, Line, SessionEvent
+from mnemoweave.recall.knowledge import KNOWLEDGE_K, MEMORY_FIRST
+from mnemoweave.recall.relevance import Gate
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from mnemoweave.engine import Engine
 
 TEAM_PRIORITY = MEMORY_FIRST - 0.01
+
+
+@hookimpl
+def search_hits(
+    engine: Engine,
+    source: str,
+    query: str,
+    k: int,
+    scope: Sequence[str] | None,
+    kind: str | None,
+    mode: str,
+) -> list[Hit]:
+    """The team mirror's hits, for a search of "team" or "all" while a team is set."""
+    if source not in ("team", "all") or not engine.config.team_url:
+        return []
+    from mnemoweave.team.search import hits  # only once a team is set
+
+    return hits(engine, query, k, scope, kind, mode)
 
 
 @hookimpl
@@ -51,6 +70,6 @@ def weave_blocks(engine: Engine, query: str, project: str | None) -> list[Block]
 def on_session_start(event: SessionEvent, engine: Engine) -> None:
     """A new session pulls the team's latest (the daemon's sync thread, never this call)."""
     if engine.config.team_url:
-        from .sync import waker
+        from mnemoweave.team.sync import waker
 
         waker(engine.home).set()

@@ -17,10 +17,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import InvalidInput, MnemoweaveError
-from ..model import check_identifier, check_kind, check_time
-from ..secrets import holds_secret
-from .server import content_id, pack, unpack
+from mnemoweave.errors import InvalidInput, MnemoweaveError
+from mnemoweave.model import check_identifier, check_kind, check_time
+from mnemoweave.secrets import holds_secret
+from mnemoweave.team.server import content_id, pack, unpack
 
 MAX_RECORDS = 100  # records one publish may carry
 MAX_IDS = 1000  # content ids one retract may carry

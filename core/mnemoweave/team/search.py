@@ -13,12 +13,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Hit
-from ..retrieve import _normalise, fuse, same_language
-from ..store import fts
-from ..store import team as team_table
-from ..text import language
-from .mirror import TABLE
+from mnemoweave.model import Hit
+from mnemoweave.recall.retrieve import _normalise, fuse, same_language
+from mnemoweave.store import fts
+from mnemoweave.store import team as team_table
+from mnemoweave.team.mirror import TABLE
+from mnemoweave.text import language
 
 TEAM_RANK = 0.9  # a team hit's score against an own memory's for the same relevance
 

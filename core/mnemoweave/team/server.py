@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from ..errors import InvalidInput, MnemoweaveError
-from ..store.team import TeamRecord
-from ..text import normalise
+from mnemoweave.errors import InvalidInput, MnemoweaveError
+from mnemoweave.store.team import TeamRecord
+from mnemoweave.text import normalise
 
 TIMEOUT = 30.0  # seconds one request to the team's server may take
 MAX_ANSWER = 256 << 20  # bytes read of one answer (a page of 1,000 records is about 20 MB)

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..errors import InvalidInput, MnemoweaveError
-from .members import Member, Members
-from .records import MAX_IDS, MAX_PAGE, MAX_RECORDS, ModelClash, Records
+from mnemoweave.errors import InvalidInput, MnemoweaveError
+from mnemoweave.team.members import Member, Members
+from mnemoweave.team.records import MAX_IDS, MAX_PAGE, MAX_RECORDS, ModelClash, Records
 
 log = logging.getLogger("mnemoweave.team")
 POSTS = ("/v1/team/join", "/v1/team/publish", "/v1/team/retract")

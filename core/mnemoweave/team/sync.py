@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
-from ..store import team as team_table
-from ..store.db import transaction
-from . import mirror, outbox
-from .outbox import Lock
-from .server import TeamError, TeamServer, why
+from mnemoweave.errors import InvalidInput
+from mnemoweave.store import team as team_table
+from mnemoweave.store.db import transaction
+from mnemoweave.team import mirror, outbox
+from mnemoweave.team.outbox import Lock
+from mnemoweave.team.server import TeamError, TeamServer, why
 
 BACKOFF_FIRST, BACKOFF_MAX = 5.0, 300.0
 _WAKE: dict[str, threading.Event] = {}  # data dir -> the event its daemon's sync waits on
