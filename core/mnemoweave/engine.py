@@ -21,10 +21,13 @@ from mnemoweave.capture.writes import (
     from_fields,
 )
 from mnemoweave.config import Config, data_dir, load_config
-from mnemoweave.delegation import Delegated
+from mnemoweave.delegation import Delegated, later
 from mnemoweave.errors import InvalidInput, NotFound
 from mnemoweave.model import (
+    DECISIONS,
     MEMORY_STATUSES,
+    MODES,
+    SOURCES,
     Card,
     Classification,
     Hit,
@@ -35,7 +38,6 @@ from mnemoweave.model import (
     parse_id,
 )
 from mnemoweave.recall.retrieve import (
-    MODES,
     DenseChannel,
     Retriever,
     best_of,
@@ -54,9 +56,48 @@ from mnemoweave.store.db import DB_NAME, connect, transaction
 from mnemoweave.text import query_part
 
 if TYPE_CHECKING:
+    from mnemoweave.capture import import_export as _import_export
+    from mnemoweave.learn import review as _review
+    from mnemoweave.learn import skill_queue as _skill_queue
+    from mnemoweave.learn import skills as _skills
     from mnemoweave.plugins import Plugins
+    from mnemoweave.recall import threads as _threads
+    from mnemoweave.recall import timeline as _timeline
+    from mnemoweave.upkeep import consolidate as _consolidate
+    from mnemoweave.upkeep import health as _health
+    from mnemoweave.upkeep import hygiene as _hygiene
+    from mnemoweave.upkeep import indexing as _indexing
+    from mnemoweave.upkeep import projects as _projects
+    from mnemoweave.upkeep import trash as _trash
+else:  # the modules of the delegated operations, imported on first use
+    (
+        _import_export,
+        _review,
+        _skill_queue,
+        _skills,
+        _threads,
+        _timeline,
+        _consolidate,
+        _health,
+        _hygiene,
+        _indexing,
+        _projects,
+        _trash,
+    ) = later(
+        "mnemoweave.capture.import_export",
+        "mnemoweave.learn.review",
+        "mnemoweave.learn.skill_queue",
+        "mnemoweave.learn.skills",
+        "mnemoweave.recall.threads",
+        "mnemoweave.recall.timeline",
+        "mnemoweave.upkeep.consolidate",
+        "mnemoweave.upkeep.health",
+        "mnemoweave.upkeep.hygiene",
+        "mnemoweave.upkeep.indexing",
+        "mnemoweave.upkeep.projects",
+        "mnemoweave.upkeep.trash",
+    )
 
-SOURCES = ("memories", "turns", "team", "all")  # team: the team mirror (team/, search_hits)
 RESETS = ("compact", "clear")  # session start sources after which the host's context is new
 MAX_K = 1000  # hits one search returns at most (each channel looks at a multiple of it)
 log = logging.getLogger("mnemoweave")
@@ -250,10 +291,10 @@ class Engine:
         rows = memories_table.listing(self.db, n, kind, visible(project), status, offset)
         return [memories_table.from_row(row) for row in rows]
 
-    forget = Delegated("upkeep.trash.forget")  # into the trash, restorable until purged
-    restore = Delegated("upkeep.trash.restore")
-    purge = Delegated("upkeep.trash.purge")  # memories and turns, for good
-    purge_expired = Delegated("upkeep.trash.purge_expired")
+    forget = Delegated(lambda: _trash.forget)  # into the trash, restorable until purged
+    restore = Delegated(lambda: _trash.restore)
+    purge = Delegated(lambda: _trash.purge)  # memories and turns, for good
+    purge_expired = Delegated(lambda: _trash.purge_expired)
 
     # --- events from hosts ------------------------------------------------------------------
 
@@ -268,7 +309,7 @@ class Engine:
 
     def classify(self, turn: Turn) -> Classification:
         """A plugin's answer (classify_turn), else the configured registered classifier."""
-        answer = self.pm.hook.classify_turn(turn=turn)
+        answer: Classification | None = self.pm.hook.classify_turn(turn=turn)
         if answer is not None:
             return answer
         if self._classifier is None:
@@ -424,9 +465,9 @@ class Engine:
         """accept (kind, summary, title) or reject (why) a pending card."""
         from mnemoweave.learn import review
 
-        if decision not in ("accept", "reject"):
+        if decision not in DECISIONS:
             raise InvalidInput(f"unknown decision {decision!r}; use accept or reject")
-        written = getattr(review, decision)(self, ref, **options)
+        written: Written = getattr(review, decision)(self, ref, **options)
         self.pm.hook.on_card(card=self.get(ref))  # the card as decided, after the commit
         return written
 
@@ -445,31 +486,29 @@ class Engine:
             raise InvalidInput(f"bad window: offset {offset} (>= 0), limit {limit} (>= 1)")
         return run(self, session=session, since=since, offset=offset, limit=limit)
 
-    edit = Delegated("learn.review.edit")  # a person's rewrite of a memory, in place
-    supersede = Delegated("learn.review.supersede")  # new replaces old (kept for audit)
-    feedback = Delegated("learn.review.feedback")
-    evidence = Delegated("learn.review.evidence")
-    rehydrate = Delegated("learn.review.rehydrate")
+    edit = Delegated(lambda: _review.edit)  # a person's rewrite of a memory, in place
+    supersede = Delegated(lambda: _review.supersede)  # new replaces old (kept for audit)
+    feedback = Delegated(lambda: _review.feedback)
+    evidence = Delegated(lambda: _review.evidence)
+    rehydrate = Delegated(lambda: _review.rehydrate)
 
     # --- operations kept in their own modules ------------------------------------------------
 
-    unanswered = Delegated("recall.threads.unanswered")
-    teach_skill = Delegated("learn.skills.teach")
-    check_skill = Delegated("learn.skills.check")
-    load_skill = Delegated("learn.skills.load")
-    skills = Delegated("learn.skills.listing")
-    skill_queue = Delegated("learn.skill_queue.entries")
-    close_queued_skill = Delegated("learn.skill_queue.close")
-    projects = Delegated("upkeep.projects.listing")
-    rename_project = Delegated("upkeep.projects.rename")
-    hygiene = Delegated("upkeep.hygiene.report")
-    consolidate_propose = Delegated("upkeep.consolidate.propose")
-    consolidate_apply = Delegated("upkeep.consolidate.apply")
-    consolidate_rollback = Delegated("upkeep.consolidate.rollback")
-    sessions = Delegated("recall.timeline.sessions")
-    injections = Delegated("recall.timeline.injections")
-    team_status = Delegated("team.sync.status")  # team memory (team/): its server and state
-    team_sync = Delegated("team.sync.sync")  # push what is queued, pull into the mirror
+    unanswered = Delegated(lambda: _threads.unanswered)
+    teach_skill = Delegated(lambda: _skills.teach)
+    check_skill = Delegated(lambda: _skills.check)
+    load_skill = Delegated(lambda: _skills.load)
+    skills = Delegated(lambda: _skills.listing)
+    skill_queue = Delegated(lambda: _skill_queue.entries)
+    close_queued_skill = Delegated(lambda: _skill_queue.close)
+    projects = Delegated(lambda: _projects.listing)
+    rename_project = Delegated(lambda: _projects.rename)
+    hygiene = Delegated(lambda: _hygiene.report)
+    consolidate_propose = Delegated(lambda: _consolidate.propose)
+    consolidate_apply = Delegated(lambda: _consolidate.apply)
+    consolidate_rollback = Delegated(lambda: _consolidate.rollback)
+    sessions = Delegated(lambda: _timeline.sessions)
+    injections = Delegated(lambda: _timeline.injections)
 
     # --- files and index ------------------------------------------------------------------
 
@@ -480,9 +519,9 @@ class Engine:
         return self.import_records(collect(Path(path)))
 
     import_records = Delegated(
-        "capture.import_export.import_records"
+        lambda: _import_export.import_records
     )  # what file_formats.collect read
-    import_text = Delegated("capture.import_export.import_text")  # one uploaded file's text
+    import_text = Delegated(lambda: _import_export.import_text)  # one uploaded file's text
 
     def export(self, directory: Path) -> list[Path]:
         """Write active memories as Markdown (one file per project) and turns as JSONL."""
@@ -490,7 +529,7 @@ class Engine:
 
         return write_files(Path(directory), self.export_files())
 
-    export_files = Delegated("capture.import_export.export_files")  # file name -> content
-    reindex = Delegated("upkeep.indexing.reindex")  # the vector and full-text indexes, from SQLite
-    status = Delegated("upkeep.health.status")
-    doctor = Delegated("upkeep.health.doctor")
+    export_files = Delegated(lambda: _import_export.export_files)  # file name -> content
+    reindex = Delegated(lambda: _indexing.reindex)  # the vector and full-text indexes, from SQLite
+    status = Delegated(lambda: _health.status)
+    doctor = Delegated(lambda: _health.doctor)

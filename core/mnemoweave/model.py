@@ -6,13 +6,23 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeGuard
+from typing import Any, Literal, TypeGuard, get_args
 
 from mnemoweave.errors import InvalidInput
 from mnemoweave.secrets import holds_secret
 
-MEMORY_KINDS = ("pref", "pers", "skill", "mission", "conclusion", "fact")
+# Each value list is declared once, as a type; its tuple is what code checks against.
+MemoryKind = Literal["pref", "pers", "skill", "mission", "conclusion", "fact"]
+MEMORY_KINDS: tuple[MemoryKind, ...] = get_args(MemoryKind)
 ROLES = ("user", "assistant", "tool")
+Source = Literal["memories", "turns", "team", "all"]  # team: the team mirror (search_hits)
+SOURCES: tuple[Source, ...] = get_args(Source)
+Mode = Literal["hybrid", "lexical", "dense"]  # which search channels
+MODES: tuple[Mode, ...] = get_args(Mode)
+Decision = Literal["accept", "reject"]  # of a pending card
+DECISIONS: tuple[Decision, ...] = get_args(Decision)
+Verdict = Literal["useful", "wrong", "outdated"]  # feedback on a memory
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 
 # External ids carry their table: m_12 is memory 12, t_5 is turn 5, c_3 is card 3.
 PREFIXES = {"m": "memory", "t": "turn", "c": "card"}
@@ -159,7 +169,8 @@ class SessionEvent(Record):
             check_time(self.ts)
 
 
-MEMORY_STATUSES = ("active", "superseded", "trashed")
+MemoryStatus = Literal["active", "superseded", "trashed"]
+MEMORY_STATUSES: tuple[MemoryStatus, ...] = get_args(MemoryStatus)
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,8 @@ def daemon_status() -> dict[str, Any] | None:
     if not client.running(home):
         return None
     try:
-        state = client.request(home, "GET", "/v1/daemon", timeout=client.PROBE_TIMEOUT)["result"]
+        answer = client.request(home, "GET", "/v1/daemon", timeout=client.PROBE_TIMEOUT)
+        state: dict[str, Any] = answer["result"]
     except client.DaemonError:
         return None
     state["started"] = iso(state["started"])

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -159,7 +160,7 @@ def _model_built(quiet: bool) -> None:
         click.echo(said(result))
 
 
-def _done(result: dict, as_json: bool, verb: str) -> None:
+def _done(result: dict[str, Any], as_json: bool, verb: str) -> None:
     if as_json:
         _emit(result)
         return

@@ -20,7 +20,7 @@ from mnemoweave.cli.terminal import echo, shown
 from mnemoweave.config import use_data_dir
 from mnemoweave.errors import MnemoweaveError
 from mnemoweave.hosts.client import DaemonError
-from mnemoweave.model import MEMORY_KINDS, ROLES, Memory, age, counted, listed
+from mnemoweave.model import MEMORY_KINDS, MODES, ROLES, SOURCES, Memory, age, counted, listed
 from mnemoweave.projects import display_name
 from mnemoweave.store.private import restrict
 from mnemoweave.text import clip
@@ -164,14 +164,14 @@ def remember(
 @click.option(
     "--in",
     "source",
-    type=click.Choice(["memories", "turns", "team", "all"]),
+    type=click.Choice(SOURCES),
     default="memories",
     show_default=True,
     help="What to search.",
 )
 @click.option(
     "--mode",
-    type=click.Choice(["hybrid", "lexical", "dense"]),
+    type=click.Choice(MODES),
     default="hybrid",
     show_default=True,
     help="Channels to use.",

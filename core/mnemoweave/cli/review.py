@@ -13,7 +13,7 @@ from mnemoweave.cli.main import _emit, _engine, _one_line, _report, cli, json_op
 from mnemoweave.cli.scope import rescope_options, scope_options
 from mnemoweave.cli.terminal import echo
 from mnemoweave.errors import InvalidInput
-from mnemoweave.model import Card, counted, sane_time
+from mnemoweave.model import DECISIONS, VERDICTS, Card, counted, sane_time
 
 
 @cli.command()
@@ -69,7 +69,7 @@ def distill(
 
 @cli.command()
 @click.argument("ref", metavar="ID")
-@click.argument("decision", type=click.Choice(["accept", "reject"]))
+@click.argument("decision", type=click.Choice(DECISIONS))
 @kind_option
 @click.option("--summary", help="accept: the memory's text, edited by the agent.")
 @click.option("--title", help="accept: a short title.")
@@ -118,7 +118,7 @@ def review(
 
 @cli.command()
 @click.argument("ref", metavar="ID")
-@click.argument("verdict", type=click.Choice(["useful", "wrong", "outdated"]))
+@click.argument("verdict", type=click.Choice(VERDICTS))
 def feedback(ref: str, verdict: str) -> None:
     """Tell how a memory served: useful / wrong move its weight, outdated retires it."""
     with _engine() as engine:

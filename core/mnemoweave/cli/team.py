@@ -4,11 +4,27 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
 from mnemoweave.cli.main import _emit, _engine, cli, json_option
 from mnemoweave.cli.terminal import echo
+
+
+def _team(operation: str, **arguments: Any) -> dict[str, Any]:
+    """`status` or `sync` of team/sync.py: in the daemon when one runs (its team routes),
+    else in-process."""
+    from mnemoweave.daemon.remote import RemoteEngine
+    from mnemoweave.team import sync
+
+    with _engine() as engine:
+        if isinstance(engine, RemoteEngine):
+            found: dict[str, Any] = engine.call_operation(f"team_{operation}", **arguments)
+            return found
+        done: dict[str, Any] = getattr(sync, operation)(engine, **arguments)
+        return done
+
 
 insecure_option = click.option(
     "--allow-insecure",
@@ -30,8 +46,7 @@ def _when(ts: float | None) -> str:
 @json_option
 def status(as_json: bool) -> None:
     """The team's server and its state, the last sync, what is queued, the last error."""
-    with _engine() as engine:
-        found = engine.team_status()
+    found = _team("status")
     if as_json:
         _emit(found)
         return
@@ -58,8 +73,7 @@ def status(as_json: bool) -> None:
 @json_option
 def sync(allow_insecure: bool, as_json: bool) -> None:
     """Push what is queued and pull the team's changes now."""
-    with _engine() as engine:
-        done = engine.team_sync(allow_insecure=allow_insecure)
+    done = _team("sync", allow_insecure=allow_insecure)
     if as_json:
         _emit(done)
     elif "error" in done:

@@ -46,7 +46,16 @@ from mnemoweave.daemon.schema import (
 from mnemoweave.daemon.wire import decode, encode
 from mnemoweave.errors import InvalidInput, MnemoweaveError, NotFound
 from mnemoweave.hosts.client import encodable
-from mnemoweave.model import SESSION_EVENTS, SessionEvent, Turn
+from mnemoweave.model import (
+    DECISIONS,
+    MEMORY_STATUSES,
+    MODES,
+    SESSION_EVENTS,
+    SOURCES,
+    VERDICTS,
+    SessionEvent,
+    Turn,
+)
 from mnemoweave.store.damage import StoreDamaged
 
 log = logging.getLogger("mnemoweave.daemon")
@@ -156,7 +165,7 @@ def _openapi(ctx: Context) -> dict[str, Any]:
 
 
 def _session_event(ctx: Context, session: str, event: str, **details: Any) -> None:
-    return ctx.engine.handle(SessionEvent(event, session, **details))
+    ctx.engine.handle(SessionEvent(event, session, **details))
 
 
 def _web(ctx: Context) -> Any:
@@ -169,13 +178,14 @@ def _open_ui(ctx: Context, port: int | None = None) -> dict[str, Any]:
     if port is not None and not 0 <= port <= 65535:
         raise InvalidInput(f"use a port 1-65535 (or 0 for any free one), got {port}")
     try:
-        return _web(ctx).open(port or 0)
+        opened: dict[str, Any] = _web(ctx).open(port or 0)
+        return opened
     except OSError as exc:
         raise ApiError(409, f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
 def _ui_login(ctx: Context, code: str) -> dict[str, str]:
-    signed = _web(ctx).login(code)
+    signed: dict[str, str] | None = _web(ctx).login(code)
     if signed is None:
         raise ApiError(401, "this sign-in link was used or has expired: run `mnemoweave ui`")
     return signed
@@ -266,8 +276,7 @@ ROUTES: list[Route] = [
     operation("POST", "/v1/search", "search",
               "Hybrid search over memories and/or raw turns, best first.",
               {"query": STR, "k": OPT_INT, "project": OPT_STR, "kind": OPT_KIND,
-               "source": one_of("memories", "turns", "team", "all"),
-               "mode": one_of("hybrid", "lexical", "dense"), "touch": BOOL,
+               "source": one_of(*SOURCES), "mode": one_of(*MODES), "touch": BOOL,
                "exclude_session": OPT_STR, "by_meaning": INT},
               ("query",), array(ref("Hit"))),
     operation("POST", "/v1/classify", "classify",
@@ -281,7 +290,7 @@ ROUTES: list[Route] = [
     operation("GET", "/v1/memories", "list_memories",
               "Memories newest first, by status (active, superseded or trashed), paged.",
               {"n": INT, "kind": OPT_KIND, "project": OPT_STR,
-               "status": one_of("active", "superseded", "trashed"), "offset": INT},
+               "status": one_of(*MEMORY_STATUSES), "offset": INT},
               returns=array(ref("Memory"))),
     operation("GET", "/v1/records/{ref}", "get",
               "One memory (m_N), raw turn (t_N) or card (c_N), trashed memories included.",
@@ -317,13 +326,13 @@ ROUTES: list[Route] = [
               " global) or reject it (why). An acceptance that would clash with an active"
               " memory is held (action `held`, the card names it in `conflicts`) until it"
               " comes with `replaces` (that memory is superseded) or `keep_both`; `share`: team.",
-              {"ref": ID, "decision": one_of("accept", "reject"), "kind": OPT_KIND,
+              {"ref": ID, "decision": one_of(*DECISIONS), "kind": OPT_KIND,
                "summary": OPT_STR, "title": OPT_STR, "project": OPT_STR,
                "replaces": OPT_STR, "keep_both": BOOL, "share": BOOL, "why": STR},
               ("ref", "decision"), WRITTEN, _review),
     operation("POST", "/v1/memories/{ref}/feedback", "feedback",
               "useful / wrong move a memory's weight; outdated retires it.",
-              {"ref": ID, "verdict": one_of("useful", "wrong", "outdated"), "actor": STR},
+              {"ref": ID, "verdict": one_of(*VERDICTS), "actor": STR},
               ("ref", "verdict"), WRITTEN),
     operation("POST", "/v1/memories/{old}/supersede", "supersede",
               "`new` replaces `old` (kept for audit, no longer surfacing).",
@@ -438,10 +447,11 @@ def _body(raw: bytes) -> dict[str, Any]:
         raise ApiError(400, "the request body is nested too deeply") from None
     if not isinstance(data, dict):
         raise ApiError(400, "the request body must be a JSON object")
-    return encodable(data)
+    body: dict[str, Any] = encodable(data)
+    return body
 
 
-def arguments(route: Route, path_values: dict[str, str], query: str, raw: bytes) -> dict:
+def arguments(route: Route, path_values: dict[str, str], query: str, raw: bytes) -> dict[str, Any]:
     """The handler's arguments from the path, query string and body, checked against the
     route's fields (unknown and missing fields are refused by name)."""
     values: dict[str, Any] = {

@@ -412,7 +412,9 @@ def serve(home: Path, echo: Callable[[str], None] = print) -> None:
             signal.signal(sig, handler)
 
 
-def _run(home: Path, config: Any, where: Path, stop: _Stop, echo: Callable, lock: int) -> None:
+def _run(
+    home: Path, config: Any, where: Path, stop: _Stop, echo: Callable[[str], None], lock: int
+) -> None:
     state = DaemonState(home, config.daemon_idle_minutes)
     listeners = _Listeners(home, state)
     warming.prepare()
@@ -432,7 +434,7 @@ def _serve_warm(
     config: Any,
     where: Path,
     stop: _Stop,
-    echo: Callable,
+    echo: Callable[[str], None],
     listeners: _Listeners,
     socket_server: _Server,
     taker: warming.Taker,

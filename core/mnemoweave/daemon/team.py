@@ -67,11 +67,15 @@ def start(ctx: Context, config: Any) -> TeamSync | None:
 
 
 def _status(ctx: Context, probe: bool = True) -> dict[str, Any]:
-    return ctx.engine.team_status(probe=probe)  # the store parts under the lock (use_lock)
+    from mnemoweave.team.sync import status
+
+    return status(ctx.engine, probe=probe)  # the store parts under the lock (use_lock)
 
 
 def _sync(ctx: Context, allow_insecure: bool = False) -> dict[str, Any]:
-    return ctx.engine.team_sync(allow_insecure=allow_insecure)
+    from mnemoweave.team.sync import sync
+
+    return sync(ctx.engine, allow_insecure=allow_insecure)
 
 
 add(

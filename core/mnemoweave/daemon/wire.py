@@ -39,7 +39,8 @@ RECORDS = {
 def record_class(name: str) -> type:
     if name not in RECORDS:
         raise ValueError(f"unknown record type {name!r}")
-    return getattr(import_module(f"mnemoweave.{RECORDS[name]}"), name)
+    found: type = getattr(import_module(f"mnemoweave.{RECORDS[name]}"), name)
+    return found
 
 
 @cache

@@ -36,4 +36,5 @@ class HashEmbedder:
         for row, text in enumerate(texts):
             for token in tokens(text) or [text.strip()]:
                 out[row, self._bucket(token)] += 1.0
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
+        unit: np.ndarray = out / np.linalg.norm(out, axis=1, keepdims=True)
+        return unit

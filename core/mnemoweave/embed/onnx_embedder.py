@@ -21,6 +21,7 @@ from mnemoweave.errors import InvalidInput
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy.typing import NDArray
 
 BATCH_SIZE = 32
 BATCH_TOKENS = 4096  # padded tokens per run, so one long text does not pad a whole batch
@@ -89,7 +90,8 @@ def import_onnxruntime(cache: Path) -> ModuleType:
                 os.environ.pop("XDG_CACHE_HOME", None)
             else:
                 os.environ["XDG_CACHE_HOME"] = saved
-        return onnxruntime
+        loaded: ModuleType = onnxruntime
+        return loaded
 
 
 class OnnxEmbedder:
@@ -163,7 +165,8 @@ class OnnxEmbedder:
         if batch:
             out[batch] = self._run([ids[j] for j in batch])
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.maximum(norms, 1e-12)
+        unit: NDArray[Any] = out / np.maximum(norms, 1e-12)
+        return unit
 
     def _run(self, rows: list[list[int]]) -> np.ndarray:
         np = self._np
@@ -174,7 +177,8 @@ class OnnxEmbedder:
             input_ids[i, : len(row)] = row
             mask[i, : len(row)] = 1
         feed = {"input_ids": input_ids, "attention_mask": mask}
-        return self._session.run(["sentence_embedding"], feed)[0]
+        embedded: NDArray[Any] = self._session.run(["sentence_embedding"], feed)[0]
+        return embedded
 
 
 def load_dir(model_dir: Path, threads: int | None = None) -> OnnxEmbedder:

@@ -94,16 +94,7 @@ def events(event: str, payload: dict[str, Any]) -> list[Turn | SessionEvent]:
         )
 
     if event == "SessionStart":
-        source = payload.get("source")
-        return [
-            SessionEvent(
-                "start",
-                session,
-                source=source if isinstance(source, str) else "",
-                host=HOST,
-                project=project,
-            )
-        ]
+        return [payloads.started(payload, session, HOST, project)]
     if event == "UserPromptSubmit":
         prompt = payloads.text(payload, "prompt")
         return [turn("user", prompt)] if prompt.strip() else []

@@ -72,16 +72,7 @@ def events(event: str, payload: Any) -> list[Turn | SessionEvent]:
     cwd = payloads.text(payload, "cwd", required=False)
     project = project_from_cwd(cwd or None)
     if event == "session-start":
-        source = payload.get("source")
-        return [
-            SessionEvent(
-                "start",
-                session,
-                source=source if isinstance(source, str) else "",
-                host=HOST,
-                project=project,
-            )
-        ]
+        return [payloads.started(payload, session, HOST, project)]
     if event == "session-end":
         return [SessionEvent("end", session, host=HOST, project=project)]
     turn = _turn(payload)

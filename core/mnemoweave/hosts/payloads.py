@@ -7,6 +7,7 @@ import hashlib
 from typing import Any
 
 from mnemoweave.errors import InvalidInput
+from mnemoweave.model import SessionEvent
 from mnemoweave.text import kept
 
 
@@ -43,3 +44,11 @@ def said_digest(*parts: object, text: str) -> str:
     message under the same key, and a huge message costs no more than a long one."""
     head = "".join(f"{part}\x00" for part in parts).encode()
     return hashlib.sha256(head + kept(text).encode("utf-8", "replace")).hexdigest()[:24]
+
+
+def started(payload: dict[str, Any], session: str, host: str, project: str) -> SessionEvent:
+    """The session start a host's payload announces, with its `source` when it names one
+    (startup, resume, clear, compact)."""
+    source = payload.get("source")
+    kind = source if isinstance(source, str) else ""
+    return SessionEvent("start", session, source=kind, host=host, project=project)

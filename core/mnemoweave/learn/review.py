@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from mnemoweave.capture.writes import Written, announce, draft_memory
 from mnemoweave.errors import InvalidInput, NotFound
 from mnemoweave.learn import conflicts
-from mnemoweave.model import Card, Turn, check_kind, parse_id
+from mnemoweave.model import VERDICTS, Card, Turn, check_kind, parse_id
 from mnemoweave.store import audit
 from mnemoweave.store import cards as cards_table
 from mnemoweave.store import memories as memories_table
@@ -27,7 +27,6 @@ from mnemoweave.text import clean
 if TYPE_CHECKING:
     from mnemoweave.engine import Engine
 
-VERDICTS = ("useful", "wrong", "outdated")
 WEIGHT_BOUNDS = (0.25, 2.0)
 WEIGHT_STEP = {"useful": 1.25, "wrong": 0.5}
 

@@ -32,7 +32,8 @@ def review_answer(
     if decision == "reject":
         if edits:
             raise InvalidInput("summary, kind, title, scope, replaces and keep_both go with accept")
-        return engine.review(ref, "reject", why=why).line()
+        rejected: str = engine.review(ref, "reject", why=why).line()
+        return rejected
     if why:
         raise InvalidInput("why goes with reject")
     result = engine.review(
@@ -49,7 +50,7 @@ def review_answer(
         return f"{ref} held: {result.reason}"
     replaced = accepting["replaces"].strip()
     retired = f"; {replaced} superseded by {result.id}" if replaced else ""
-    return f"{ref} accepted: " + result.line() + retired
+    return f"{ref} accepted: {result.line()}{retired}"
 
 
 def _proposal(run: dict[str, Any]) -> str:

@@ -38,7 +38,7 @@ from mnemoweave.errors import InvalidInput, MnemoweaveError
 from mnemoweave.hosts import client
 from mnemoweave.mcp.review import review_answer
 from mnemoweave.mcp.skill import skill_answer
-from mnemoweave.model import age, listed
+from mnemoweave.model import MemoryKind, Source, Verdict, age, listed
 from mnemoweave.recall.snippets import compact as compact_text
 from mnemoweave.recall.weave import fenced, quote
 from mnemoweave.scope import resolve_scope
@@ -56,7 +56,7 @@ INSTRUCTIONS = (
     "skill (SKILL.md) says when to search, remember and review."
 )
 
-Kind = Literal["pref", "pers", "skill", "mission", "conclusion", "fact"]
+Kind = MemoryKind
 Id = Annotated[str, Field(description="m_N memory, c_N card or t_N turn")]
 MemoryId = Annotated[str, Field(description="m_N")]
 Replaces = Annotated[str, Field(description="m_N it retires (superseded)")]
@@ -286,7 +286,7 @@ def build(project: str | None = None) -> MemoryServer:
         query: str,
         k: Limit = 5,
         kind: Kind | None = None,
-        source: Literal["memories", "turns", "team", "all"] = "memories",
+        source: Source = "memories",
         scope: Literal["project", "all"] = "project",
         compact: bool = False,
     ) -> str:
@@ -322,7 +322,7 @@ def build(project: str | None = None) -> MemoryServer:
             )
             if result.action == "skipped":
                 return f"nothing stored ({result.reason})"
-            return result.line() + _supersede(engine, replaces, result.id)
+            return f"{result.line()}{_supersede(engine, replaces, result.id)}"
 
         return store.run("memory_remember", work)
 
@@ -353,7 +353,7 @@ def build(project: str | None = None) -> MemoryServer:
                 lines = [f"{m.id} [{m.kind}] {quote(clip(m.body, TEXT_WIDTH))}" for m in memories]
                 done = "trashed" if yes else "yes=true would trash"
                 return f"{done} {len(memories)}\n" + fenced(lines) if memories else "no match"
-            return (engine.restore(id) if restore else engine.forget(id)).line()
+            return f"{(engine.restore(id) if restore else engine.forget(id)).line()}"
 
         return store.run("memory_forget", work)
 
@@ -393,7 +393,7 @@ def build(project: str | None = None) -> MemoryServer:
         return store.run("memory_review", work)
 
     @tool
-    def memory_feedback(id: MemoryId, verdict: Literal["useful", "wrong", "outdated"]) -> str:
+    def memory_feedback(id: MemoryId, verdict: Verdict) -> str:
         return store.run("memory_feedback", lambda engine: engine.feedback(id, verdict).line())
 
     @tool

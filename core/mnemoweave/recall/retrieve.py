@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from mnemoweave.embed.base import Embedder
     from mnemoweave.store.vectors import VectorIndex
 
-MODES = ("hybrid", "lexical", "dense")
 log = logging.getLogger("mnemoweave")
 TABLES = {"memories": memories_table, "turns": turns_table}  # the store modules searched
 
@@ -140,7 +139,7 @@ def decay_factor(row: sqlite3.Row, config: Config, now: float) -> float:
     age_days = max(0.0, now - last) / 86400
     stability = config.half_life_days * (1 + math.log2(1 + row["access_count"]))
     strength = 0.5 ** (age_days / stability)
-    return config.decay_floor + (1 - config.decay_floor) * strength
+    return float(config.decay_floor + (1 - config.decay_floor) * strength)
 
 
 def importance_factor(importance: int) -> float:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from mnemoweave.errors import InvalidInput
 from mnemoweave.model import Card
-from mnemoweave.store.db import inserted_id
+from mnemoweave.store.db import first, inserted_id, number
 from mnemoweave.text import normalise
 
 
@@ -79,17 +79,18 @@ def insert_proposal(
 
 def count(db: sqlite3.Connection) -> int:
     """How many cards there are, in any status."""
-    return db.execute("SELECT count(*) FROM cards").fetchone()[0]
+    return number(db, "SELECT count(*) FROM cards")
 
 
 def pending_count(db: sqlite3.Connection, projects: Sequence[str] | None) -> int:
     if projects is None:
-        return db.execute("SELECT count(*) FROM cards WHERE status = 'pending'").fetchone()[0]
+        return number(db, "SELECT count(*) FROM cards WHERE status = 'pending'")
     marks = ",".join("?" * len(projects))
-    return db.execute(
+    return number(
+        db,
         f"SELECT count(*) FROM cards WHERE status = 'pending' AND project IN ({marks})",
         list(projects),
-    ).fetchone()[0]
+    )
 
 
 def delete_citing(db: sqlite3.Connection, ref: str) -> list[int]:
@@ -106,7 +107,7 @@ def delete_citing(db: sqlite3.Connection, ref: str) -> list[int]:
 
 
 def get(db: sqlite3.Connection, cid: int) -> sqlite3.Row | None:
-    return db.execute("SELECT * FROM cards WHERE id = ?", (cid,)).fetchone()
+    return first(db, "SELECT * FROM cards WHERE id = ?", (cid,))
 
 
 def pending(db: sqlite3.Connection, projects: Sequence[str] | None, limit: int) -> list[Card]:

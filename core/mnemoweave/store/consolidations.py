@@ -32,4 +32,5 @@ def mark(db: sqlite3.Connection, run: int, state: str, applied: list[str]) -> No
 
 def latest(db: sqlite3.Connection) -> float | None:
     """When the newest run was proposed (None: never)."""
-    return db.execute("SELECT max(created) FROM consolidations").fetchone()[0]
+    newest = db.execute("SELECT max(created) FROM consolidations").fetchone()[0]
+    return None if newest is None else float(newest)

@@ -4,9 +4,10 @@ private to their owner."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from mnemoweave.store import damage
 from mnemoweave.store.migrations import migrate
@@ -72,9 +73,21 @@ def inserted_id(cur: sqlite3.Cursor) -> int:
     return cur.lastrowid
 
 
+def first(db: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+    """The first row `sql` selects (None: none)."""
+    found: sqlite3.Row | None = db.execute(sql, params).fetchone()
+    return found
+
+
+def number(db: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> int:
+    """The number in the first column of the first row `sql` selects (a count)."""
+    return int(db.execute(sql, params).fetchone()[0])
+
+
 def journal_mode(db: sqlite3.Connection) -> str:
     """The store's journal mode ("wal" once open)."""
-    return db.execute("PRAGMA journal_mode").fetchone()[0]
+    mode: str = db.execute("PRAGMA journal_mode").fetchone()[0]
+    return mode
 
 
 def snapshot(source: Path, dest: Path) -> None:

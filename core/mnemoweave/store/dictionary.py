@@ -121,7 +121,9 @@ def _build(tokenizer: Any, source: Path, stamp: str, path: Path) -> dict[str, in
     then move it in (processes that build at the same time each move a complete file in).
     Returns its entries."""
     with source.open("rb") as dictionary:
-        words, total = tokenizer.gen_pfdict(dictionary)
+        found = tokenizer.gen_pfdict(dictionary)
+    words: dict[str, int] = found[0]
+    total: int = found[1]
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, staging = tempfile.mkstemp(prefix=".jieba-", suffix=".sqlite", dir=path.parent)
     os.close(fd)

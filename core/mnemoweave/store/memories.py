@@ -10,7 +10,7 @@ from typing import Any
 from mnemoweave.errors import InvalidInput, NotFound
 from mnemoweave.model import Memory, parse_id
 from mnemoweave.store import fts
-from mnemoweave.store.db import inserted_id
+from mnemoweave.store.db import first, inserted_id, number
 from mnemoweave.text import language
 
 RANKED = (  # what ranking and hits read (not `norm`, the second copy of the body)
@@ -68,7 +68,7 @@ def by_ref(db: sqlite3.Connection, ref: str, only: str) -> sqlite3.Row:
 
 
 def get(db: sqlite3.Connection, mid: int) -> sqlite3.Row | None:
-    return db.execute("SELECT * FROM memories WHERE id = ?", (mid,)).fetchone()
+    return first(db, "SELECT * FROM memories WHERE id = ?", (mid,))
 
 
 def find_duplicate(
@@ -76,11 +76,12 @@ def find_duplicate(
 ) -> sqlite3.Row | None:
     """The active memory of the same scope (and kind, when given) whose normalised body is
     `norm`."""
-    return db.execute(
+    return first(
+        db,
         "SELECT * FROM memories WHERE norm = ? AND project = ? AND status = 'active'"
         " AND kind = coalesce(?, kind) ORDER BY id LIMIT 1",
         (norm, project, kind),
-    ).fetchone()
+    )
 
 
 def insert(
@@ -337,7 +338,7 @@ def low_importance(db: sqlite3.Connection) -> list[sqlite3.Row]:
 
 def count(db: sqlite3.Connection) -> int:
     """How many memories there are, in any status."""
-    return db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    return number(db, "SELECT count(*) FROM memories")
 
 
 def projects(db: sqlite3.Connection) -> dict[int, str]:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mnemoweave.model import check_identifier
+from mnemoweave.store.db import first
 
 
 def ensure(db: sqlite3.Connection, session: str, host: str, project: str, now: float) -> None:
@@ -60,16 +61,17 @@ def compacted(db: sqlite3.Connection, session: str, now: float) -> None:
 
 
 def get(db: sqlite3.Connection, session: str) -> sqlite3.Row | None:
-    return db.execute("SELECT * FROM sessions WHERE id = ?", (session,)).fetchone()
+    return first(db, "SELECT * FROM sessions WHERE id = ?", (session,))
 
 
 def previous(db: sqlite3.Connection, project: str, session: str) -> sqlite3.Row | None:
     """The project's latest other session that holds turns (what a new session picks up)."""
-    return db.execute(
+    return first(
+        db,
         "SELECT * FROM sessions INDEXED BY sessions_project"
         " WHERE project = ? AND id != ? AND capsule != '' ORDER BY started DESC LIMIT 1",
         (project, session),
-    ).fetchone()
+    )
 
 
 def woven(db: sqlite3.Connection, session: str) -> set[str]:

@@ -7,6 +7,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+from mnemoweave.store.db import first, number
+
 
 def save(
     db: sqlite3.Connection,
@@ -38,7 +40,7 @@ def save(
 
 def get(db: sqlite3.Connection, name: str) -> sqlite3.Row | None:
     """The skill named `name`; None when there is none."""
-    return db.execute("SELECT * FROM skills WHERE name = ?", (name,)).fetchone()
+    return first(db, "SELECT * FROM skills WHERE name = ?", (name,))
 
 
 def record_use(db: sqlite3.Connection, name: str) -> None:
@@ -53,7 +55,7 @@ def listing(db: sqlite3.Connection) -> list[sqlite3.Row]:
 
 def count(db: sqlite3.Connection) -> int:
     """How many skills there are."""
-    return db.execute("SELECT count(*) FROM skills").fetchone()[0]
+    return number(db, "SELECT count(*) FROM skills")
 
 
 def queue_add(db: sqlite3.Connection, task: str, now: float) -> None:
@@ -79,10 +81,11 @@ def queue_open(db: sqlite3.Connection) -> list[sqlite3.Row]:
 def queue_find(db: sqlite3.Connection, which: str) -> sqlite3.Row | None:
     """The open queue entry whose task is `which` or whose number (id) it spells; None
     when there is none."""
-    return db.execute(
+    return first(
+        db,
         "SELECT * FROM skill_queue WHERE done IS NULL AND (task = ? OR CAST(id AS TEXT) = ?)",
         (which, which),
-    ).fetchone()
+    )
 
 
 def queue_close(db: sqlite3.Connection, entry: int, now: float) -> None:

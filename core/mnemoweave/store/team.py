@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from mnemoweave.store import fts
+from mnemoweave.store.db import number
 
 
 @dataclass(frozen=True)
@@ -151,4 +152,4 @@ def mirror_by_rowid(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, sql
 
 
 def mirror_count(db: sqlite3.Connection) -> int:
-    return db.execute("SELECT count(*) FROM team_mirror").fetchone()[0]
+    return number(db, "SELECT count(*) FROM team_mirror")

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 
 from mnemoweave.model import Turn
 from mnemoweave.store import fts, sessions
-from mnemoweave.store.db import inserted_id
+from mnemoweave.store.db import first, inserted_id, number
 from mnemoweave.text import language
 
 RANKED = "id, session_id, role, text, ts, seq, project, lang"  # what ranking and hits read
@@ -43,11 +43,11 @@ def from_row(row: sqlite3.Row) -> Turn:
 
 
 def get(db: sqlite3.Connection, tid: int) -> sqlite3.Row | None:
-    return db.execute("SELECT * FROM turns WHERE id = ?", (tid,)).fetchone()
+    return first(db, "SELECT * FROM turns WHERE id = ?", (tid,))
 
 
 def by_key(db: sqlite3.Connection, key: str) -> sqlite3.Row | None:
-    return db.execute("SELECT * FROM turns WHERE key = ?", (key,)).fetchone()
+    return first(db, "SELECT * FROM turns WHERE key = ?", (key,))
 
 
 def insert(
@@ -151,7 +151,7 @@ def transcript(db: sqlite3.Connection) -> list[Turn]:
 
 def count(db: sqlite3.Connection) -> int:
     """How many turns there are."""
-    return db.execute("SELECT count(*) FROM turns").fetchone()[0]
+    return number(db, "SELECT count(*) FROM turns")
 
 
 def projects(db: sqlite3.Connection) -> dict[int, str]:

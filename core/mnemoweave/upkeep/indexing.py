@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -21,10 +22,11 @@ TABLES = {"memories": memories_table, "turns": turns_table}  # the store modules
 def _text(table: str, row) -> str:
     if table == "memories":
         return memories_table.index_text(row["title"], row["body"], json.loads(row["tags"]))
-    return row["text"]
+    text: str = row["text"]
+    return text
 
 
-def _batches(engine: Engine, table: str) -> Iterator[list]:
+def _batches(engine: Engine, table: str) -> Iterator[list[sqlite3.Row]]:
     batch = []
     for row in TABLES[table].to_embed(engine.db):
         batch.append(row)
@@ -35,13 +37,13 @@ def _batches(engine: Engine, table: str) -> Iterator[list]:
         yield batch
 
 
-def _embed_rows(engine: Engine, channel: DenseChannel, table: str, rows: list) -> None:
+def _embed_rows(engine: Engine, channel: DenseChannel, table: str, rows: list[sqlite3.Row]) -> None:
     vectors = channel.embedder.embed([_text(table, row) for row in rows])
     refs = [f"{table[0]}_{row['id']}" for row in rows]
     channel.index.add(table, refs, vectors, [row["project"] for row in rows])
 
 
-def _rows(engine: Engine, table: str, refs: list[str]) -> list:
+def _rows(engine: Engine, table: str, refs: list[str]) -> list[sqlite3.Row]:
     """The rows of these refs that still exist."""
     return list(TABLES[table].to_embed(engine.db, [int(ref[2:]) for ref in refs]))
 

@@ -16,6 +16,7 @@ Linear weights are Q4_0: per output row, blocks of 32 inputs stored as an fp16 s
 from __future__ import annotations
 
 import struct
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,7 +67,7 @@ class E5File:
         self.vocab = self._read_vocab()
         self.tensors = self._read_directory()
 
-    def _read(self, fmt: str) -> tuple:
+    def _read(self, fmt: str) -> tuple[Any, ...]:
         values = struct.unpack_from(fmt, self.data, self._pos)
         self._pos += struct.calcsize(fmt)
         return values
@@ -130,4 +131,5 @@ class E5File:
         """A Q4_0 tensor (or its `select`ed rows) as float32 [rows, cols]."""
         scales, nibbles = self.q4(name, rows, cols, select)
         weights = (nibbles.astype(np.float32) - 8.0) * scales[:, :, None]
-        return weights.reshape(len(weights), cols)
+        shaped: np.ndarray = weights.reshape(len(weights), cols)
+        return shaped

@@ -105,7 +105,8 @@ def native_encode(library: Path, model: bytes, texts: Sequence[str], query: bool
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
     mean = x.mean(axis=-1, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * w + b
+    normed: np.ndarray = (x - mean) / np.sqrt(var + eps) * w + b
+    return normed
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
@@ -116,7 +117,8 @@ def _gelu(x: np.ndarray) -> np.ndarray:
         (((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592
     ) * t
     erf = np.sign(x) * (1.0 - poly * np.exp(-z * z))
-    return (0.5 * x * (1.0 + erf)).astype(np.float32)
+    gelu: np.ndarray = (0.5 * x * (1.0 + erf)).astype(np.float32)
+    return gelu
 
 
 def _layer_weights(model: E5File, i: int) -> dict[str, np.ndarray]:
