@@ -15,6 +15,13 @@ from pathlib import Path
 import pytest
 
 _STASH = pytest.StashKey[str]()
+ROOT = Path(__file__).resolve().parent
+# Folders whose every test starts a daemon, a server, a browser or a setup: all marked slow,
+# as is every test that needs the real models (built once per worker). The fast tier,
+# `-m "not slow and not e2e"`, is what is left.
+SLOW_FOLDERS = ("tests/daemon", "tests/integration", "tests/web", "tests/team", "tests/proxy")
+SLOW_FOLDERS += ("bench/tests",)
+REAL_MODELS = {"real_models", "built_models"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -24,6 +31,15 @@ def pytest_configure(config: pytest.Config) -> None:
     prefix = tempfile.mkdtemp(prefix="mw-pycache-")
     os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = prefix
     config.stash[_STASH] = prefix
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow = [ROOT / folder for folder in SLOW_FOLDERS]
+    for item in items:
+        if any(item.path.is_relative_to(folder) for folder in slow) or REAL_MODELS & set(
+            getattr(item, "fixturenames", ())
+        ):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

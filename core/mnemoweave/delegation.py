@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from importlib import import_module
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 P = ParamSpec("P")
@@ -46,7 +45,8 @@ class _Later:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
-        return getattr(import_module(self._name), attr)
+        # __import__, not importlib.import_module: `-X importtime` lists what it imports
+        return getattr(__import__(self._name, fromlist=[attr]), attr)
 
 
 def later(*names: str) -> tuple[Any, ...]:

@@ -14,7 +14,7 @@ PLUGIN = ROOT / "plugins" / "dsh"
 NODE = shutil.which("node")
 WITHIN = 180  # seconds for node's whole run
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(NODE is None, reason="node is not installed")]
 
 
 def test_the_bridges_node_tests_pass(tmp_path):

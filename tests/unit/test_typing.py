@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 CALLS = """
 from mnemoweave.engine import Engine
@@ -17,6 +19,7 @@ def calls(engine: Engine) -> None:
 """
 
 
+@pytest.mark.slow  # a type check of the engine and what it imports
 def test_a_wrong_call_of_an_engine_operation_fails_the_type_check(tmp_path):
     (tmp_path / "calls.py").write_text(CALLS, encoding="utf-8")
     done = subprocess.run(
