@@ -10,8 +10,9 @@ import sqlite3
 import sys
 import threading
 import time
+from contextlib import AbstractContextManager
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,6 +25,9 @@ from mnemoweave.model import MEMORY_KINDS, MODES, ROLES, SOURCES, Memory, age, c
 from mnemoweave.projects import display_name
 from mnemoweave.store.private import restrict
 from mnemoweave.text import clip
+
+if TYPE_CHECKING:
+    from mnemoweave.engine import Engine
 
 USER_ERROR = 2
 
@@ -59,7 +63,7 @@ class MnemoweaveGroup(click.Group):
         return super().get_command(ctx, name)
 
 
-def _engine(local: bool = False) -> Any:
+def _engine(local: bool = False) -> AbstractContextManager[Engine]:
     """The store for this command: the daemon when it answers, else the Engine in-process
     under the one-writer lock; `local` commands refuse while a daemon runs."""
     from mnemoweave.daemon.remote import open_store
@@ -242,7 +246,7 @@ def get(ref: str, evidence: bool, as_json: bool) -> None:
             shown_value = ", ".join(map(str, value)) if isinstance(value, list | tuple) else value
             echo(f"{name}: {shown_value}")
     click.echo("")
-    echo(data.get("body") or data.get("text") or data.get("summary"))
+    echo(data.get("body") or data.get("text") or data.get("summary") or "")
     for turn in turns:
         echo(f"\n[{turn.id} {turn.role} in {turn.session}] {turn.text}")
 
@@ -282,7 +286,7 @@ def purge(ref: str | None, expired: bool) -> None:
             refs = engine.purge_expired()
             purged = counted(len(refs), "expired memory", "expired memories")
             click.echo(f"purged {purged}" + (f": {' '.join(refs)}" if refs else ""))
-        else:
+        elif ref is not None:
             _report(engine.purge(ref))
 
 

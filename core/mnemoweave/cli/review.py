@@ -13,7 +13,7 @@ from mnemoweave.cli.main import _emit, _engine, _one_line, _report, cli, json_op
 from mnemoweave.cli.scope import rescope_options, scope_options
 from mnemoweave.cli.terminal import echo
 from mnemoweave.errors import InvalidInput
-from mnemoweave.model import DECISIONS, VERDICTS, Card, counted, sane_time
+from mnemoweave.model import DECISIONS, VERDICTS, Card, Memory, counted, sane_time
 
 
 @cli.command()
@@ -35,7 +35,9 @@ def pending(project: str, n: int, as_json: bool) -> None:
         if card.conflicts:
             with _engine() as engine:  # side by side: what its memory would clash with
                 for ref in card.conflicts:
-                    echo(f"      clashes with {ref}: {_one_line(engine.get(ref).body)}")
+                    rival = engine.get(ref)
+                    text = rival.body if isinstance(rival, Memory) else ""
+                    echo(f"      clashes with {ref}: {_one_line(text)}")
 
 
 def _card_line(card: Card) -> str:

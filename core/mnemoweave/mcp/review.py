@@ -3,14 +3,18 @@ with a memory, or reject), or propose and apply a consolidation run, in a few li
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mnemoweave.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from mnemoweave.engine import Engine
+
 from mnemoweave.recall.weave import fenced
 
 
 def review_answer(
-    engine: Any,
+    engine: Engine,
     project: str,
     decision: str,
     ref: str,

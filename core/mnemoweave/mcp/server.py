@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -43,6 +43,9 @@ from mnemoweave.recall.snippets import compact as compact_text
 from mnemoweave.recall.weave import fenced, quote
 from mnemoweave.scope import resolve_scope
 from mnemoweave.text import clip
+
+if TYPE_CHECKING:
+    from mnemoweave.engine import Engine
 
 DESCRIPTION_BUDGET = 200  # characters per tool description
 LISTING_BUDGET = 5500  # characters of the whole tools/list answer (names, descriptions, schemas)
@@ -166,7 +169,7 @@ class Store:
         self._lock = threading.Lock()
         self._woken = False
 
-    def run(self, tool: str, work: Callable[[Any], str]) -> str:
+    def run(self, tool: str, work: Callable[[Engine], str]) -> str:
         from mnemoweave.daemon.remote import open_store
 
         with self._lock:
@@ -238,14 +241,14 @@ def _card_line(card: Any) -> str:
     )
 
 
-def _check_replaceable(engine: Any, ref: str) -> None:
+def _check_replaceable(engine: Engine, ref: str) -> None:
     record = engine.get(ref)
     if not ref.strip().startswith("m_") or getattr(record, "status", None) != "active":
         status = getattr(record, "status", "not a memory")
         raise InvalidInput(f"replaces: {ref} is {status}; only an active memory can be replaced")
 
 
-def _supersede(engine: Any, old: str, new: str | None) -> str:
+def _supersede(engine: Engine, old: str, new: str | None) -> str:
     if not old or not new:
         return ""
     if old.strip() == new:
@@ -273,7 +276,7 @@ def build(project: str | None = None) -> MemoryServer:
     def memory_weave(
         query: str = "", session: str = "", budget: Annotated[int, Field(ge=1)] | None = None
     ) -> str:
-        def work(engine: Any) -> str:
+        def work(engine: Engine) -> str:
             woven = engine.weave(
                 query, session=session or None, project=store.project, budget=budget
             )
@@ -290,7 +293,7 @@ def build(project: str | None = None) -> MemoryServer:
         scope: Literal["project", "all"] = "project",
         compact: bool = False,
     ) -> str:
-        def work(engine: Any) -> str:
+        def work(engine: Engine) -> str:
             hits = engine.search(query, k=k, project=store.scope(scope), kind=kind, source=source)
             brief = query if compact else ""
             lines = [_hit_line(hit, brief) for hit in listed(hits)]
@@ -308,7 +311,7 @@ def build(project: str | None = None) -> MemoryServer:
         scope: Literal["project", "global"] = "project",
         replaces: Replaces = "",
     ) -> str:
-        def work(engine: Any) -> str:
+        def work(engine: Engine) -> str:
             if replaces:
                 _check_replaceable(engine, replaces)
             result = engine.remember(
@@ -328,7 +331,7 @@ def build(project: str | None = None) -> MemoryServer:
 
     @tool
     def memory_get(id: Id, evidence: bool = False) -> str:
-        def work(engine: Any) -> str:
+        def work(engine: Engine) -> str:
             data = engine.get(id).to_dict()
             if evidence:
                 data["evidence_turns"] = [
@@ -343,7 +346,7 @@ def build(project: str | None = None) -> MemoryServer:
     def memory_forget(
         id: MemoryId = "", restore: bool = False, tag: str = "", match: str = "", yes: bool = False
     ) -> str:
-        def work(engine: Any) -> str:
+        def work(engine: Engine) -> str:
             if tag or match or not id:
                 from mnemoweave.upkeep.bulk import chosen
 
@@ -359,7 +362,7 @@ def build(project: str | None = None) -> MemoryServer:
 
     @tool
     def memory_pending(limit: Limit = 10, scope: Literal["project", "all"] = "project") -> str:
-        def work(engine: Any) -> str:
+        def work(engine: Engine) -> str:
             cards = engine.pending(store.scope(scope), limit)
             lines = [_card_line(card) for card in cards]
             return fenced(lines) if lines else "no cards await review"
@@ -378,7 +381,7 @@ def build(project: str | None = None) -> MemoryServer:
         keep_both: bool = False,
         scope: Literal["card", "project", "global"] = "card",
     ) -> str:
-        def work(engine: Any) -> str:
+        def work(engine: Engine) -> str:
             return review_answer(
                 engine,
                 store.project,
@@ -415,7 +418,7 @@ def build(project: str | None = None) -> MemoryServer:
 
     @tool
     def memory_status(by: Literal["kind", "tag"] | None = None, threads: int = 0) -> str:
-        def work(engine: Any) -> str:
+        def work(engine: Engine) -> str:
             data, pid = engine.status(), daemon_pid(data_dir())
             counted = {f"by_{by}": data[f"memories_by_{by}"]} if by else {}
             if threads:

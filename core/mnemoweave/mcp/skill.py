@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mnemoweave.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from mnemoweave.engine import Engine
+
 from mnemoweave.recall.weave import fenced, quote
 
 SKILL_ARGUMENTS = {"--summary": "summary", "--step": "steps", "--source-url": "source_urls"}
 
 
 def skill_answer(
-    engine: Any,
+    engine: Engine,
     action: str,
     name: str,
     query: str,
