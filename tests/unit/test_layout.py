@@ -17,7 +17,7 @@ LAYERS = {
 ORDER = list(LAYERS)
 MAX_ROOT_MODULES = 15
 THROUGH_THE_ENGINE = ["hosts/adapters.py", "hosts/claude_code.py", "hosts/opencode.py"]
-THROUGH_THE_ENGINE += ["hosts/dsh.py", "hosts/payloads.py", "proxy"]
+THROUGH_THE_ENGINE += ["hosts/dsh.py", "hosts/payloads.py", "hosts/proxy.py", "proxy"]
 OPEN_THE_STORE = {"store", "capture", "learn", "recall", "upkeep"}  # the engine's side of it
 
 

@@ -78,7 +78,7 @@ class Hosts:
 
 HOSTS: Hosts | None = None
 # the engine's registered hosts (adapters.hosts) are checked when the hook runs
-HOST = STR | {"description": "A registered host: claude-code, opencode, dsh or a plugin's."}
+HOST = STR | {"description": "A registered host: claude-code, opencode, dsh, proxy or a plugin's."}
 
 
 def _hook(

@@ -1,17 +1,21 @@
 """The proxy's memory: the daemon, reached over its Unix socket (mnemoweave.hosts.client), never
-the store itself (the daemon holds the store's lock).
+the store itself (the daemon holds the store's lock). The proxy is a host like the others:
+it posts its events to the daemon's hooks route, where its adapter (hosts/proxy.py) turns
+them into turns and session events and answers first, stores after.
 
-- Weave: the context for a prompt, asked of the daemon within a budget (150 ms, or
-  MNEMOWEAVE_PROXY_BUDGET_MS); over budget or with no daemon the request goes upstream
-  untouched, and a daemon that is not there is started in the background
-  (client.ensure_daemon). What a conversation was given is kept here and sent with each of
-  its later requests (the client's history does not hold it), each line once; the first
-  request of a conversation gets the brief (brief.py), kept while later blocks come and go.
-- Store: the prompt, the reply and tool lines, after the response, by one worker thread,
-  keyed so that a request sent again is stored once. A turn the daemon did not take is
+- Weave: the context for a prompt (the `prompt` event), asked of the daemon within a
+  budget (150 ms, or MNEMOWEAVE_PROXY_BUDGET_MS); over budget or with no daemon the
+  request goes upstream untouched, and a daemon that is not there is started in the
+  background (client.ensure_daemon). What a conversation was given is kept here and sent
+  with each of its later requests (the client's history does not hold it), each line once;
+  the first request of a conversation gets the brief (brief.py), kept while later blocks
+  come and go.
+- Store: the prompt (stored by the daemon once it answered the `prompt` event), then the
+  prompt again, the reply and tool lines after the response (`reply`, by one worker
+  thread), keyed so that a turn sent again is stored once. What the daemon did not take is
   sent again once (after starting a daemon if none answers), then logged as lost.
 - Distill: a conversation quiet for `idle_seconds`, or one every LONG_TURNS stored turns,
-  gets the `idle` session event, as a host's stop hook sends it.
+  gets the `idle` event, as a host's stop hook sends it.
 - Sessions: the X-Mnemoweave-Session header, else a hash of the system prompt and the
   first user message.
 """
@@ -27,7 +31,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import quote
 
 from mnemoweave.hosts import client
 from mnemoweave.proxy.turns import Conversation, Reply, tool_line
@@ -35,7 +38,8 @@ from mnemoweave.scope import resolve_scope
 
 log = logging.getLogger("mnemoweave.proxy")
 
-HOST = "proxy"
+HOST = "proxy"  # the host the daemon knows the proxy as (hosts/proxy.py)
+_HOOK = f"/v1/hooks/{HOST}/"
 SESSION_HEADER = "x-mnemoweave-session"
 PROJECT_HEADER = "x-mnemoweave-project"
 BUDGET_SECONDS = 0.15
@@ -50,6 +54,21 @@ def budget() -> float:
     """The weave's budget in seconds; MNEMOWEAVE_PROXY_BUDGET_MS overrides it."""
     given = os.environ.get("MNEMOWEAVE_PROXY_BUDGET_MS", "")
     return int(given) / 1000 if given.isdigit() else BUDGET_SECONDS
+
+
+def _key(session: str, talk: Conversation, role: str, text: str) -> str:
+    """A turn's key: the same turn of the same request, sent again, is stored once."""
+    return f"{HOST}:{session}:{talk.position}:{role}:{digest(text)}"
+
+
+def _payload(
+    session: str, project: str, turns: list[tuple[str, str, str]] | None
+) -> dict[str, Any]:
+    """The body of a post to the hooks route (hosts/proxy.py reads the payload)."""
+    payload: dict[str, Any] = {"session": session, "project": project}
+    if turns is not None:
+        payload["turns"] = [{"role": r, "text": t, "key": k} for r, t, k in turns]
+    return {"payload": payload}
 
 
 def _nothing() -> None:
@@ -84,7 +103,7 @@ class Memory:
         """(session, project, context) of a request about to go upstream (lower-case header
         names); it may wait for the daemon up to the weave's budget."""
         session, project = self.session(headers, talk), self.project_of(headers)
-        return session, project, self.context(session, project, talk.prompt)
+        return session, project, self.context(session, project, talk)
 
     # --- who and where -----------------------------------------------------------------------
 
@@ -98,10 +117,10 @@ class Memory:
 
     # --- the weave ---------------------------------------------------------------------------
 
-    def context(self, session: str, project: str, prompt: str) -> str:
+    def context(self, session: str, project: str, talk: Conversation) -> str:
         """What goes before the model in this request: what the conversation was given so
         far, and the weave for a new prompt ('' when there is nothing)."""
-        woven = self._weave(session, project, prompt) if prompt.strip() else ""
+        woven = self._weave(session, project, talk) if talk.prompt.strip() else ""
         with self._lock:
             blocks = self._given.pop(session, [])
             if woven:
@@ -114,16 +133,18 @@ class Memory:
                 self._given.popitem(last=False)
         return "\n\n".join(blocks)
 
-    def _weave(self, session: str, project: str, prompt: str) -> str:
-        body = {"query": prompt, "session": session, "project": project, "record": True}
+    def _weave(self, session: str, project: str, talk: Conversation) -> str:
+        prompt = [("user", talk.prompt, _key(session, talk, "user", talk.prompt))]
+        body = _payload(session, project, prompt)
         try:
-            answer = client.request(self.home, "POST", "/v1/weave", body, timeout=self.budget)
+            answer = client.request(self.home, "POST", _HOOK + "prompt", body, self.budget)
         except client.DaemonError as exc:
             log.warning("weave skipped, the request goes upstream untouched: %s", exc)
             if exc.status is None:
                 self._wake()
             return ""
-        text = answer.get("result", {}).get("text")
+        output = answer.get("output")  # the hooks route answers with the output itself
+        text = output.get("context") if isinstance(output, dict) else ""
         return text if isinstance(text, str) else ""
 
     def _wake(self) -> None:
@@ -146,31 +167,18 @@ class Memory:
     def store(self, session: str, project: str, talk: Conversation, reply: Reply | None) -> None:
         """Store an answered exchange after the response: the prompt, then (when the reply
         arrived whole) its text and tool lines."""
-        key = f"{HOST}:{session}:{talk.position}"
-        turns: list[tuple[str, Any, str]] = (
-            [("user", talk.prompt, f"{key}:user:{digest(talk.prompt)}")] if talk.prompt else []
-        )
+        turns = [("user", talk.prompt, _key(session, talk, "user", talk.prompt))]
         if reply is not None:
-            turns.append(("assistant", reply.text, f"{key}:assistant:{digest(reply.text)}"))
+            turns.append(("assistant", reply.text, _key(session, talk, "assistant", reply.text)))
             for number, (name, arguments) in enumerate(reply.calls):
-                turns.append(("tool", (name, arguments), f"{key}:tool:{number}"))
-        self._jobs.put(lambda: self._store(session, project, turns))
+                line = tool_line(name, arguments)
+                turns.append(("tool", line, f"{HOST}:{session}:{talk.position}:tool:{number}"))
+        said = [(role, text, key) for role, text, key in turns if text.strip()]
+        self._jobs.put(lambda: self._store(session, project, said))
 
-    def _store(self, session: str, project: str, turns: list[tuple[str, Any, str]]) -> None:
-        for role, said, key in turns:
-            text = tool_line(*said) if role == "tool" else said
-            if not text.strip():
-                continue
-            body = {
-                "session": session,
-                "role": role,
-                "text": text,
-                "host": HOST,
-                "project": project,
-                "key": key,
-            }
-            if self._post("/v1/turns", body):
-                self._stored[session] = self._stored.get(session, 0) + 1
+    def _store(self, session: str, project: str, turns: list[tuple[str, str, str]]) -> None:
+        if turns and self._post(_HOOK + "reply", _payload(session, project, turns)):
+            self._stored[session] = self._stored.get(session, 0) + len(turns)
         self._quiet[session] = (time.monotonic(), project)
         if self._stored.get(session, 0) >= LONG_TURNS:
             self._distill(session, project)
@@ -185,8 +193,8 @@ class Memory:
             except client.DaemonError as exc:
                 refused = exc.status is not None and exc.status < 500
                 if refused or attempt == 2:
-                    what = body.get("role", path.rsplit("/", 1)[-1])
-                    log.error("%s of session %s not stored: %s", what, body.get("session"), exc)
+                    what, session = path.rsplit("/", 1)[-1], body["payload"]["session"]
+                    log.error("%s of session %s not stored: %s", what, session, exc)
                     return False
                 if exc.status is None:
                     client.ensure_daemon(self.home, START_BUDGET)
@@ -195,8 +203,7 @@ class Memory:
     def _distill(self, session: str, project: str) -> None:
         self._stored.pop(session, None)
         self._quiet.pop(session, None)
-        path = f"/v1/sessions/{quote(session, safe='')}/idle"
-        self._post(path, {"host": HOST, "project": project})
+        self._post(_HOOK + "idle", _payload(session, project, None))
 
     def _work(self) -> None:
         """Run the queued stores in order; distill the conversations gone quiet."""
