@@ -46,6 +46,7 @@ BENCHMARKS = (
     "team",
     "cold",
     "startup",
+    "stacks",
 )
 # A benchmark whose module has another name (tests/e2e is a package of its own).
 MODULES = {"e2e": "reach", "cards-quality": "cards_quality"}
