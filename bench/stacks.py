@@ -12,7 +12,6 @@ new connection (p50 / p95 / mean milliseconds, round trip).
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from metrics import mean, percentiles
 from mnemoweave.hosts import client
 
 BODY = b'{"payload": {"session": "s1", "prompt": "what is the staging database called?"}}'
@@ -67,11 +67,6 @@ uvicorn.run(app, uds=sys.argv[1], log_level="warning", access_log=False)
 }
 
 
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def measure(name: str, requests: int) -> dict[str, Any]:
     """Start the stack `name`, time its first answer, then `requests` round trips."""
     with tempfile.TemporaryDirectory() as where:
@@ -99,11 +94,12 @@ def measure(name: str, requests: int) -> dict[str, Any]:
         finally:
             server.terminate()
             server.wait(timeout=10)
+    spread = percentiles(times)
     return {
         "start_ms": round(start_ms, 1),
-        "p50_ms": round(statistics.median(times), 3),
-        "p95_ms": round(_quantile(times, 0.95), 3),
-        "mean_ms": round(statistics.fmean(times), 3),
+        "p50_ms": spread["p50"],
+        "p95_ms": spread["p95"],
+        "mean_ms": mean(times),
     }
 
 
