@@ -53,8 +53,10 @@ def answer(
     engine: Engine, event: str, payload: Any, announced: list[Turn | SessionEvent]
 ) -> dict[str, Any] | None:
     """`{"context": ...}` for a prompt: the weave for it; None otherwise."""
+    if event != "prompt":
+        return None
     prompt = next((t for t in announced if isinstance(t, Turn) and t.role == "user"), None)
-    if event != "prompt" or prompt is None:
+    if prompt is None:
         return None
     woven = engine.weave(prompt.text, session=prompt.session, project=prompt.project, record=True)
     return {"context": woven.text} if woven.text else None

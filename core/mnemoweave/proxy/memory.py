@@ -166,7 +166,10 @@ class Memory:
 
     def store(self, session: str, project: str, talk: Conversation, reply: Reply | None) -> None:
         """Store an answered exchange after the response: the prompt, then (when the reply
-        arrived whole) its text and tool lines."""
+        arrived whole) its text and tool lines (made into lines by the worker)."""
+        self._jobs.put(lambda: self._store(session, project, talk, reply))
+
+    def _store(self, session: str, project: str, talk: Conversation, reply: Reply | None) -> None:
         turns = [("user", talk.prompt, _key(session, talk, "user", talk.prompt))]
         if reply is not None:
             turns.append(("assistant", reply.text, _key(session, talk, "assistant", reply.text)))
@@ -174,11 +177,8 @@ class Memory:
                 line = tool_line(name, arguments)
                 turns.append(("tool", line, f"{HOST}:{session}:{talk.position}:tool:{number}"))
         said = [(role, text, key) for role, text, key in turns if text.strip()]
-        self._jobs.put(lambda: self._store(session, project, said))
-
-    def _store(self, session: str, project: str, turns: list[tuple[str, str, str]]) -> None:
-        if turns and self._post(_HOOK + "reply", _payload(session, project, turns)):
-            self._stored[session] = self._stored.get(session, 0) + len(turns)
+        if said and self._post(_HOOK + "reply", _payload(session, project, said)):
+            self._stored[session] = self._stored.get(session, 0) + len(said)
         self._quiet[session] = (time.monotonic(), project)
         if self._stored.get(session, 0) >= LONG_TURNS:
             self._distill(session, project)
