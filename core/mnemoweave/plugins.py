@@ -50,7 +50,7 @@ class Guarded:
                 continue  # properties and other descriptors are not run, as pluggy does
             function = getattr(plugin, attr)
             opts = getattr(function, f"{hookspecs.PROJECT}_impl", None)
-            if callable(function) and isinstance(opts, dict):
+            if isinstance(opts, dict):
                 wraps = opts.get("wrapper") or opts.get("hookwrapper")
                 setattr(self, attr, function if wraps else _guard(function, name, attr, failures))
 
