@@ -147,7 +147,7 @@ def cited(db: sqlite3.Connection, refs: Sequence[str], kind: str) -> set[str]:
         return set()
     marks = ",".join("?" * len(refs))
     rows = db.execute(
-        "SELECT DISTINCT e.turn FROM card_citations e JOIN cards c ON c.id = e.card"
+        "SELECT DISTINCT e.turn FROM card_citations e CROSS JOIN cards c ON c.id = e.card"
         f" WHERE c.suggested_kind = ? AND e.turn IN ({marks})",
         [kind, *refs],
     )
@@ -192,8 +192,8 @@ def citing(
     if projects is not None:
         where = f" AND c.project IN ({','.join('?' * len(projects))})"
         params += list(projects)
-    rows = db.execute(
-        "SELECT DISTINCT c.* FROM card_citations e JOIN cards c ON c.id = e.card"
+    rows = db.execute(  # the citations first, as memories.citing reads them
+        "SELECT DISTINCT c.* FROM card_citations e CROSS JOIN cards c ON c.id = e.card"
         f" WHERE e.turn IN ({','.join('?' * len(turns))}) AND c.status = 'pending'"
         f" AND c.proposal = ''{where}"
         " ORDER BY c.confidence DESC, c.id DESC",

@@ -171,9 +171,11 @@ def citing(
         return {}
     marks = ",".join("?" * len(turns))
     where, params = _scope(projects, None)
+    # CROSS JOIN keeps the citations first: SQLite would otherwise read every active
+    # memory of the store and look for its citations (1.3 ms at 10,000 memories, not 0.01)
     rows = db.execute(
         f"SELECT e.turn, {', '.join('m.' + c.strip() for c in RANKED.split(','))}"
-        " FROM memory_citations e JOIN memories m ON m.id = e.memory"
+        " FROM memory_citations e CROSS JOIN memories m ON m.id = e.memory"
         f" WHERE e.turn IN ({marks}) AND m.status = 'active'{where}"
         " ORDER BY m.importance DESC, m.updated DESC",
         [*turns, *params],
