@@ -3,8 +3,11 @@
 A route has a method, a path (`{name}` segments are path parameters), a handler, the
 fields of its request (a JSON Schema each, in the order a caller passes them positionally)
 and a summary. Most handlers run an operation: an Engine method, or "module.function" for
-operations kept in modules (see operations.py). RemoteEngine calls the same entries, so an
-operation's arguments are listed once, here.
+operations kept in modules. An operation's fields are its parameters, read from its
+signature (`signature_fields`: the annotation gives the type, and a parameter named in
+VALUES takes one of those values), so they are declared once, by the operation itself;
+only a handler that adapts its arguments lists its own. RemoteEngine calls the same
+entries.
 
 Another module adds its routes with `add(Route(...))` before the daemon starts; its
 handlers get the same Context (the engine, used under the engine lock) and arguments.
@@ -12,6 +15,7 @@ handlers get the same Context (the engine, used under the engine lock) and argum
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import re
@@ -28,7 +32,6 @@ from mnemoweave.daemon.schema import (
     ANY,
     BOOL,
     INT,
-    KIND,
     OBJECT,
     OPT_INT,
     OPT_KIND,
@@ -48,8 +51,10 @@ from mnemoweave.errors import InvalidInput, MnemoweaveError, NotFound
 from mnemoweave.hosts.client import encodable
 from mnemoweave.model import (
     DECISIONS,
+    MEMORY_KINDS,
     MEMORY_STATUSES,
     MODES,
+    ROLES,
     SESSION_EVENTS,
     SOURCES,
     VERDICTS,
@@ -125,16 +130,76 @@ class ApiError(Exception):
         self.status = status
 
 
+def _target(op: str) -> Callable[..., Any]:
+    """The function an operation runs: an Engine method, or "module.function" of the
+    package, each taking the engine first."""
+    module, _, name = op.rpartition(".")
+    if module:
+        found: Callable[..., Any] = getattr(import_module(f"mnemoweave.{module}"), name)
+        return found
+    from mnemoweave.engine import Engine
+
+    method: Callable[..., Any] = getattr(Engine, name)
+    return method
+
+
 def _run(op: str) -> Handler:
     module, _, name = op.rpartition(".")
 
     def handler(ctx: Context, **arguments: Any) -> Any:
         if module:
-            target = getattr(import_module(f"mnemoweave.{module}"), name)
-            return target(ctx.engine, **arguments)
+            return _target(op)(ctx.engine, **arguments)
         return getattr(ctx.engine, name)(**arguments)
 
     return handler
+
+
+# A parameter of one of these names takes one of these values, in every operation.
+VALUES: dict[str, tuple[str, ...]] = {
+    "kind": MEMORY_KINDS,
+    "role": ROLES,
+    "source": SOURCES,
+    "mode": MODES,
+    "status": MEMORY_STATUSES,
+    "decision": DECISIONS,
+    "verdict": VERDICTS,
+}
+# the JSON Schema of each parameter annotation the operations use
+_ANNOTATIONS: dict[str, dict[str, Any]] = {
+    "str": STR,
+    "int": INT,
+    "float": {"type": "number"},
+    "bool": BOOL,
+    "Sequence[str]": STRS,
+    "Iterable[dict[str, Any]]": array(OBJECT),
+}
+
+
+def _schema(op: str, parameter: inspect.Parameter) -> dict[str, Any]:
+    annotation = str(parameter.annotation)
+    nullable = annotation.endswith(" | None")
+    base = annotation.removesuffix(" | None")
+    if base == "str" and parameter.name in VALUES:
+        return one_of(*VALUES[parameter.name], nullable=nullable)
+    if base not in _ANNOTATIONS:
+        raise TypeError(f"{op}: no JSON Schema for {parameter.name}: {annotation}")
+    schema = _ANNOTATIONS[base]
+    if not nullable:
+        return schema
+    return schema | {"type": [schema["type"], "null"]}
+
+
+def signature_fields(op: str) -> tuple[dict[str, dict[str, Any]], tuple[str, ...]]:
+    """An operation's fields (in call order) and the required ones, from its signature."""
+    parameters = list(inspect.signature(_target(op)).parameters.values())[1:]  # the engine
+    fields, required = {}, []
+    for parameter in parameters:
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise TypeError(f"{op}: *args and **options need the route's own fields")
+        fields[parameter.name] = _schema(op, parameter)
+        if parameter.default is parameter.empty:
+            required.append(parameter.name)
+    return fields, tuple(required)
 
 
 def operation(
@@ -142,13 +207,16 @@ def operation(
     path: str,
     op: str,
     summary: str,
-    fields: dict[str, dict[str, Any]] | None = None,
-    required: tuple[str, ...] = (),
     returns: dict[str, Any] = ANY,
     handler: Handler | None = None,
+    fields: dict[str, dict[str, Any]] | None = None,
+    required: tuple[str, ...] = (),
 ) -> Route:
-    """A route that runs an operation (by default the Engine method or function `op`)."""
-    return Route(method, path, handler or _run(op), summary, fields or {}, required, returns, op)
+    """A route that runs an operation (by default the Engine method or function `op`). Its
+    fields are the operation's parameters, unless a handler that adapts them gives its own."""
+    if fields is None:
+        fields, required = signature_fields(op)
+    return Route(method, path, handler or _run(op), summary, fields, required, returns, op)
 
 
 # --- handlers that are more than a call ---------------------------------------------------
@@ -254,149 +322,122 @@ ROUTES: list[Route] = [
           "Swap a one-time sign-in code (from `POST /v1/ui`) for the bearer token.",
           {"code": STR}, ("code",), engine=False, returns=OBJECT),
     operation("GET", "/v1/status", "status",
-              "What is stored, where, and which versions.", returns=OBJECT),
+              "What is stored, where, and which versions.", OBJECT),
     operation("GET", "/v1/retrieval", "retrieval_mode",
-              "The retrieval mode in words (hybrid or lexical-only, and why).", returns=STR),
+              "The retrieval mode in words (hybrid or lexical-only, and why).", STR),
     operation("POST", "/v1/turns", "ingest",
               "Store one raw turn; it is classified, and one that is not chat becomes a card.",
-              {"session": STR, "role": ROLE, "text": STR, "host": STR, "project": OPT_STR,
-               "ts": OPT_NUM, "key": OPT_STR}, ("session", "role", "text"), WRITTEN),
+              WRITTEN),
     operation("POST", "/v1/turns/batch", "ingest_many",
               "Store many raw turns in one transaction (backfills); all are checked first.",
-              {"turns": array(OBJECT)}, ("turns",), array(WRITTEN)),
+              array(WRITTEN)),
     Route("POST", "/v1/sessions/{session}/{event}", _session_event,
           "A session event (start, idle, pre_compact, end) for the plugins to act on.",
           {"session": STR, "event": one_of(*SESSION_EVENTS), "host": STR, "project": STR,
            "ts": OPT_NUM, "source": STR}, ("session", "event"), {"type": "null"}),
     operation("POST", "/v1/weave", "weave",
               "The context for the next model turn: scene, knowledge and nudge tiers.",
-              {"query": STR, "session": OPT_STR, "project": OPT_STR, "budget": OPT_INT,
-               "record": BOOL},
-              ("query",), ref("Weave"), _weave),
+              ref("Weave"), _weave),
     operation("POST", "/v1/search", "search",
-              "Hybrid search over memories and/or raw turns, best first.",
-              {"query": STR, "k": OPT_INT, "project": OPT_STR, "kind": OPT_KIND,
-               "source": one_of(*SOURCES), "mode": one_of(*MODES), "touch": BOOL,
-               "exclude_session": OPT_STR, "by_meaning": INT},
-              ("query",), array(ref("Hit"))),
+              "Hybrid search over memories and/or raw turns, best first.", array(ref("Hit"))),
     operation("POST", "/v1/classify", "classify",
-              "The kind of a turn and a confidence.", {"text": STR, "role": ROLE},
-              ("text",), ref("Classification"), _classify),
+              "The kind of a turn and a confidence.", ref("Classification"), _classify,
+              {"text": STR, "role": ROLE}, ("text",)),
     operation("POST", "/v1/memories", "remember",
-              "Store a memory; an exact or near duplicate in the same scope merges.",
-              {"text": STR, "kind": KIND, "project": OPT_STR, "tags": STRS,
-               "importance": OPT_INT, "title": OPT_STR, "evidence": STRS, "actor": STR},
-              ("text",), WRITTEN),
+              "Store a memory; an exact or near duplicate in the same scope merges.", WRITTEN),
     operation("GET", "/v1/memories", "list_memories",
               "Memories newest first, by status (active, superseded or trashed), paged.",
-              {"n": INT, "kind": OPT_KIND, "project": OPT_STR,
-               "status": one_of(*MEMORY_STATUSES), "offset": INT},
-              returns=array(ref("Memory"))),
+              array(ref("Memory"))),
     operation("GET", "/v1/records/{ref}", "get",
               "One memory (m_N), raw turn (t_N) or card (c_N), trashed memories included.",
-              {"ref": ID}, ("ref",),
               {"anyOf": [ref("Memory"), ref("Turn"), ref("Card")]}),
     operation("GET", "/v1/records/{ref}/evidence", "evidence",
-              "The raw turns behind a memory or card, in session order.", {"ref": ID},
-              ("ref",), array(ref("Turn"))),
+              "The raw turns behind a memory or card, in session order.", array(ref("Turn"))),
     operation("POST", "/v1/memories/{ref}/edit", "edit",
               "Rewrite an active memory in place: its text, and its kind or title (the old"
-              " text stays in the audit).",
-              {"ref": ID, "text": STR, "kind": OPT_KIND, "title": OPT_STR, "actor": STR},
-              ("ref", "text"), WRITTEN),
+              " text stays in the audit).", WRITTEN),
     operation("POST", "/v1/memories/{ref}/forget", "forget",
-              "Move a memory to the trash.", {"ref": ID, "actor": STR}, ("ref",), WRITTEN),
+              "Move a memory to the trash.", WRITTEN),
     operation("POST", "/v1/memories/{ref}/restore", "restore",
-              "Take a memory out of the trash.", {"ref": ID, "actor": STR}, ("ref",),
-              WRITTEN),
+              "Take a memory out of the trash.", WRITTEN),
     operation("POST", "/v1/records/{ref}/purge", "purge",
               "Delete a memory or turn for good, with its index entries and audit content.",
-              {"ref": ID, "actor": STR}, ("ref",), WRITTEN),
+              WRITTEN),
     operation("POST", "/v1/trash/purge", "purge_expired",
-              "Purge memories trashed longer than trash_days.", {"now": OPT_NUM},
-              returns=array(STR)),
+              "Purge memories trashed longer than trash_days.", array(STR)),
     operation("POST", "/v1/distill", "distill",
               "Propose cards from the turns not yet distilled (oldest first).",
-              {"session": OPT_STR, "since": OPT_NUM, "offset": INT, "limit": OPT_INT},
-              returns=array(ref("Card"))),
+              array(ref("Card"))),
     operation("GET", "/v1/cards", "pending", "Candidate cards awaiting review.",
-              {"project": OPT_STR, "limit": INT}, returns=array(ref("Card"))),
+              array(ref("Card"))),
     operation("POST", "/v1/cards/{ref}/review", "review",
               "Accept a pending card (kind, summary, title, project: its scope, '' for"
               " global) or reject it (why). An acceptance that would clash with an active"
               " memory is held (action `held`, the card names it in `conflicts`) until it"
               " comes with `replaces` (that memory is superseded) or `keep_both`; `share`: team.",
+              WRITTEN, _review,
               {"ref": ID, "decision": one_of(*DECISIONS), "kind": OPT_KIND,
                "summary": OPT_STR, "title": OPT_STR, "project": OPT_STR,
                "replaces": OPT_STR, "keep_both": BOOL, "share": BOOL, "why": STR},
-              ("ref", "decision"), WRITTEN, _review),
+              ("ref", "decision")),
     operation("POST", "/v1/memories/{ref}/feedback", "feedback",
-              "useful / wrong move a memory's weight; outdated retires it.",
-              {"ref": ID, "verdict": one_of(*VERDICTS), "actor": STR},
-              ("ref", "verdict"), WRITTEN),
+              "useful / wrong move a memory's weight; outdated retires it.", WRITTEN),
     operation("POST", "/v1/memories/{old}/supersede", "supersede",
-              "`new` replaces `old` (kept for audit, no longer surfacing).",
-              {"old": ID, "new": ID, "actor": STR}, ("old", "new"), WRITTEN),
+              "`new` replaces `old` (kept for audit, no longer surfacing).", WRITTEN),
     operation("GET", "/v1/turns", "rehydrate",
               "The raw turns of a session or time window, or those matching words.",
-              {"session": OPT_STR, "start": OPT_NUM, "end": OPT_NUM, "match": OPT_STR,
-               "limit": INT}, returns=array(ref("Turn"))),
+              array(ref("Turn"))),
     operation("GET", "/v1/sessions", "sessions",
               "Sessions newest first, with their turn and woven prompt counts, paged.",
-              {"project": OPT_STR, "n": INT, "offset": INT}, returns=array(OBJECT)),
+              array(OBJECT)),
     operation("GET", "/v1/sessions/{session}/injections", "injections",
               "What the weave put before each prompt of a session: {ts, refs, tokens}.",
-              {"session": STR}, ("session",), array(OBJECT)),
+              array(OBJECT)),
     operation("GET", "/v1/threads", "unanswered",
               "User turns no assistant turn has answered yet, per session.",
-              {"within": OPT_NUM}, returns=array(ref("Turn"))),
+              array(ref("Turn"))),
     operation("POST", "/v1/skills", "teach_skill",
               "Save or update a skill (every missing piece is reported at once).",
-              {"name": STR, "summary": STR, "triggers": STRS, "steps": STRS,
-               "source_urls": STRS}, ("name",), ref("Skill"), _teach),
+              ref("Skill"), _teach, signature_fields("teach_skill")[0], ("name",)),
     operation("GET", "/v1/skills", "skills", "Every skill, most used first.",
-              returns=array(ref("Skill"))),
+              array(ref("Skill"))),
     operation("POST", "/v1/skills/check", "check_skill",
-              "Is a task known, partly known or unknown? With the best matching skill.",
-              {"query": STR}, ("query",), OBJECT),
+              "Is a task known, partly known or unknown? With the best matching skill.", OBJECT),
     operation("POST", "/v1/skills/{name}/load", "load_skill",
-              "A skill's full steps (counts a use).", {"name": STR}, ("name",), ref("Skill")),
+              "A skill's full steps (counts a use).", ref("Skill")),
     operation("GET", "/v1/skills/queue", "skill_queue",
               "The learning queue: tasks a check found no skill for, the most asked first.",
-              returns=array(OBJECT)),
+              array(OBJECT)),
     operation("POST", "/v1/skills/queue/close", "close_queued_skill",
-              "Close a learning queue entry (its number or its task).", {"which": STR},
-              ("which",), OBJECT),
+              "Close a learning queue entry (its number or its task).", OBJECT),
     operation("GET", "/v1/projects", "projects",
               "Every project the store holds, with its key, name and rows per table.",
-              returns=array(OBJECT)),
+              array(OBJECT)),
     operation("POST", "/v1/projects/rename", "rename_project",
               "Move everything of project `old` to `new` (merging when `new` holds rows).",
-              {"old": STR, "new": STR}, ("old", "new"), OBJECT),
+              OBJECT),
     operation("GET", "/v1/hygiene", "hygiene",
-              "Near-duplicates, stale memories and index drift; changes nothing.",
-              {"now": OPT_NUM}, returns=OBJECT),
+              "Near-duplicates, stale memories and index drift; changes nothing.", OBJECT),
     operation("POST", "/v1/consolidate", "consolidate_propose",
               "Propose a consolidation run (duplicates, conflicts, chains, stale); changes no"
-              " memory.", {"project": OPT_STR, "since": STR, "now": OPT_NUM}, returns=OBJECT),
+              " memory.", OBJECT),
     operation("POST", "/v1/consolidate/{run}/apply", "consolidate_apply",
               "Apply a run's items not applied yet (all, or `only` those; `settle`: a conflict"
-              " keeps the newer memory); refused when a memory changed.",
-              {"run": STR, "only": STRS, "settle": BOOL}, ("run",), OBJECT),
+              " keeps the newer memory); refused when a memory changed.", OBJECT),
     operation("POST", "/v1/consolidate/{run}/rollback", "consolidate_rollback",
-              "Write back everything an applied run changed.", {"run": STR}, ("run",), OBJECT),
+              "Write back everything an applied run changed.", OBJECT),
     operation("POST", "/v1/import", "import_records",
               "Import turns and memories (records the caller read from its files), all or "
-              "nothing.", {"records": array(OBJECT)}, ("records",), OBJECT, _import),
+              "nothing.", OBJECT, _import, {"records": array(OBJECT)}, ("records",)),
     operation("POST", "/v1/import/file", "import_text",
               "Import one file's text (.jsonl turns, .md memories, by its name), all or "
-              "nothing.", {"name": STR, "text": STR}, ("name", "text"), OBJECT),
+              "nothing.", OBJECT),
     operation("GET", "/v1/export", "export_files",
               "The export as file name -> content: memories as Markdown, turns as JSONL.",
-              returns=OBJECT),
+              OBJECT),
     operation("POST", "/v1/doctor", "doctor",
               "Check the store and its indexes; with repair, rebuild what can be rebuilt.",
-              {"repair": BOOL}, returns=array(ref("Check"))),
+              array(ref("Check"))),
 ]
 # fmt: on
 

@@ -33,7 +33,6 @@ def one_of(*values: str, nullable: bool = False) -> dict[str, Any]:
     return {"type": "string", "enum": list(values)}
 
 
-KIND = one_of(*MEMORY_KINDS)
 OPT_KIND = one_of(*MEMORY_KINDS, nullable=True)
 ROLE = one_of(*ROLES)
 
