@@ -350,8 +350,18 @@ def test_a_small_collection_is_searched_exactly_in_memory_and_sees_each_write(
     vectors_module._exact.clear()
     assert index.query("memories", rows[3], 1, ["/src/a"])[0][0] == "m_3"
     assert [len(e.ids) for e in vectors_module._exact.values() if e] == [300]  # in memory
-    index.add("memories", ["m_900"], (-rows[3])[None, :], ["/src/a"])  # seen at once
-    assert index.query("memories", -rows[3], 1, ["/src/a"])[0][0] == "m_900"
+    with monkeypatch.context() as reads:  # a write is applied to the kept vectors
+        reads.setattr(index, "_pages", lambda *a: pytest.fail("the collection was read again"))
+        index.add("memories", ["m_900"], (-rows[3])[None, :], ["/src/a"])  # seen at once
+        assert index.query("memories", -rows[3], 1, ["/src/a"])[0][0] == "m_900"
+        index.add("memories", ["m_5", "m_901"], np.stack([-rows[4], rows[6]]), ["/src/a"] * 2)
+        kept = [index.query("memories", probe, 10, ["/src/a"]) for probe in [*probes, -rows[4]]]
+        assert kept[-1][0][0] == "m_5"  # its new vector, not its old one
+    vectors_module._exact.clear()
+    read = [index.query("memories", probe, 10, ["/src/a"]) for probe in [*probes, -rows[4]]]
+    assert [[ref for ref, _ in hits] for hits in kept] == [
+        [ref for ref, _ in hits] for hits in read
+    ]
     index.delete("memories", ["m_3"])
     assert "m_3" not in {ref for ref, _ in index.query("memories", rows[3], 5, ["/src/a"])}
     assert set(index.vectors("memories", ["m_900", "m_3"], ["/src/a"])) == {"m_900"}

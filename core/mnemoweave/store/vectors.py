@@ -12,11 +12,12 @@ A data dir from before the split (one collection per table and embedder) is spli
 first use, without embedding anything again.
 
 A collection of at most EXACT_MAX vectors is searched exactly, in memory: its vectors are
-read once and kept in the process (`_exact`), dropped whenever this process changes the
-collection (the daemon, or the one command holding the store's lock, is its only writer),
-and each query is one matrix product. Chroma's own query costs 2-3 ms a call after a pause,
-most of it the call itself; a project's few hundred or thousand vectors take well under
-one. Larger collections are searched through Chroma's HNSW index.
+read once and kept in the process (`_exact`; the daemon, or the one command holding the
+store's lock, is the collection's only writer), each write this process makes is applied
+to them too (a turn stored after each prompt must not make the next prompt read the whole
+collection again), and each query is one matrix product. Chroma's own query costs 2-3 ms
+a call after a pause, most of it the call itself; a project's few hundred or thousand
+vectors take well under one. Larger collections are searched through Chroma's HNSW index.
 
 The index talks to Chroma's own engine (`chromadb_rust_bindings`, the layer chromadb's
 `PersistentClient` wraps) with the settings that client uses, so either reads what the
@@ -57,7 +58,8 @@ class _Exact(NamedTuple):
 
     ids: list[str]
     rows: dict[str, int]
-    matrix: Any  # np.ndarray (n, dim), L2-normalised rows
+    matrix: Any  # np.ndarray (n, dim), L2-normalised rows: the first n rows of `room`
+    room: Any  # np.ndarray (capacity, dim): a write appends here without copying the rest
 
 
 # collection id -> its vectors (None: too many for exact search); and how often this
@@ -69,6 +71,43 @@ _changes: dict[str, int] = {}
 def _changed(collection_id: str) -> None:
     _changes[collection_id] = _changes.get(collection_id, 0) + 1
     _exact.pop(collection_id, None)
+
+
+def _unit(matrix: Any) -> Any:
+    """Rows scaled to length 1 (a zero row stays zero), as float32."""
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def _upserted(collection_id: str, ids: Sequence[str], vectors: Any) -> None:
+    """Apply a write to the collection's kept vectors, if it has them (the last of an id
+    written twice wins): a row replaced in a copy (a query may hold the old one), new ones
+    appended after the rows a query may hold. Past EXACT_MAX they are dropped."""
+    import numpy as np
+
+    _changes[collection_id] = _changes.get(collection_id, 0) + 1
+    exact = _exact.get(collection_id)
+    if exact is None:  # not read yet, or searched through Chroma
+        return
+    fresh = dict(zip(ids, _unit(np.asarray(vectors, dtype=np.float32)), strict=True))
+    added = [ref for ref in fresh if ref not in exact.rows]
+    count = len(exact.ids)
+    if count + len(added) > EXACT_MAX or (count and exact.room.shape[1] != len(fresh[ids[0]])):
+        _exact.pop(collection_id, None)
+        return
+    room = exact.room
+    if count == 0 or count + len(added) > len(room) or len(added) < len(fresh):
+        room = np.empty((max(2 * count, count + len(added)), len(fresh[ids[0]])), np.float32)
+        room[:count] = exact.matrix
+    for ref, vector in fresh.items():
+        if ref in exact.rows:
+            room[exact.rows[ref]] = vector
+    for offset, ref in enumerate(added):
+        room[count + offset] = fresh[ref]
+    rows = exact.rows | {ref: count + offset for offset, ref in enumerate(added)}
+    _exact[collection_id] = _Exact(exact.ids + added, rows, room[: count + len(added)], room)
 
 
 def _acquire(path: Path) -> Any:
@@ -213,7 +252,8 @@ class VectorIndex:
             by_project.setdefault(project, []).append(position)
         for project, positions in by_project.items():
             collection = self._collection(table, project)
-            _changed(collection.id)
+            kept = _exact.get(collection.id)
+            _changed(collection.id)  # a failed write leaves no kept vectors behind
             for start in range(0, len(positions), _BATCH):
                 chunk = positions[start : start + _BATCH]
                 self._engine.upsert(
@@ -225,7 +265,11 @@ class VectorIndex:
                     None,
                     *_WHERE,
                 )
-            _changed(collection.id)
+            if kept is not None:
+                _exact[collection.id] = kept
+                _upserted(
+                    collection.id, [ids[i] for i in positions], [vectors[i] for i in positions]
+                )
 
     def delete(self, table: str, ids: Sequence[str]) -> None:
         """Remove these ids from every collection of the table (deletes are rare: a purge,
@@ -334,10 +378,8 @@ class VectorIndex:
             for got in self._pages(collection, ["embeddings"]):
                 ids += got.ids
                 parts.append(np.asarray(got.embeddings, dtype=np.float32))
-            matrix = np.vstack(parts) if parts else np.zeros((0, 1), dtype=np.float32)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-            exact = _Exact(ids, {ref: row for row, ref in enumerate(ids)}, matrix)
+            matrix = _unit(np.vstack(parts)) if parts else np.zeros((0, 1), dtype=np.float32)
+            exact = _Exact(ids, {ref: row for row, ref in enumerate(ids)}, matrix, matrix)
         if _changes.get(collection.id, 0) == before:  # no change overlapped the read
             _exact[collection.id] = exact
         return exact
