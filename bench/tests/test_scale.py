@@ -80,4 +80,7 @@ def test_a_small_run_stores_every_size_and_reports_latency_and_hits(
         assert 0 <= one["offtopic_knowledge_rate"] <= 1
         assert one["baseline"]["latency_ms"]["p50"] > 0
     assert report["weave_p95_growth"] > 0 and report["search_p95_growth"] > 0
-    assert set(report["index_turns_seconds"]) == {"150", "400"}
+    assert set(report["turns"]) == {"150", "400"}
+    for one in report["turns"].values():
+        assert one["index_seconds"] >= 0
+        assert 0 < one["weave_after_a_write_ms"]["p50"] <= one["weave_after_a_write_ms"]["p95"]
