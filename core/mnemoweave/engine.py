@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from mnemoweave.plugins import Plugins
     from mnemoweave.recall import threads as _threads
     from mnemoweave.recall import timeline as _timeline
+    from mnemoweave.recall.weave import Weave
     from mnemoweave.upkeep import consolidate as _consolidate
     from mnemoweave.upkeep import health as _health
     from mnemoweave.upkeep import hygiene as _hygiene
@@ -346,7 +347,7 @@ class Engine:
         project: str | None = None,
         budget: int | None = None,
         record: bool = False,
-    ) -> Any:
+    ) -> Weave:
         """Scene, knowledge and nudge for the next model turn, within `budget` tokens, all
         from one scope: `project`'s memories plus global ones ('' or None: global only).
 

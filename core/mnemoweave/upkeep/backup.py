@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyrage  # type: ignore[import-untyped]  # ships no stubs or py.typed
+import pyrage
 
 from mnemoweave import __version__
 from mnemoweave.config import load_config
