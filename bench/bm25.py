@@ -83,4 +83,5 @@ class BM25Ranker:
             matched &= allowed
         candidates = np.flatnonzero(matched)
         order = np.argsort(-scores[candidates], kind="stable")
-        return candidates[order].tolist()
+        ranked: list[int] = candidates[order].tolist()
+        return ranked

@@ -80,9 +80,9 @@ def measure(
             "search_zh": [([*mnemoweave_cli(), "search", p.text], p.cwd) for p in chinese],
             "status": [([*mnemoweave_cli(), "status"], english[0].cwd)],
         }
-        for version in versions.values():  # bytecode, jieba's table: paid once per install
+        for version_env in versions.values():  # bytecode, jieba's table: paid once per install
             for cases in commands.values():
-                cli_ms(cases[0][0], version, cases[0][1])
+                cli_ms(cases[0][0], version_env, cases[0][1])
         timings: dict[str, dict[str, list[float]]] = {
             v: {c: [] for c in commands} for v in versions
         }
@@ -115,6 +115,11 @@ def measure(
 
 def summary(timings: dict[str, list[float]]) -> dict[str, Any]:
     return {
-        command: {f"{k}_ms": round(v, 1) for k, v in percentiles(values).items()}
+        command: {f"{k}_ms": _rounded(v) for k, v in percentiles(values).items()}
         for command, values in timings.items()
     }
+
+
+def _rounded(ms: float | None) -> float:
+    assert ms is not None, "no timed calls"
+    return round(ms, 1)

@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from datasets import CARD_KINDS
 
@@ -29,6 +29,7 @@ OTHER_PROJECTS = (
     "ember", "fjord", "gale", "harbor", "iris", "juniper", "kestrel", "lumen",
 )  # fmt: skip
 GLOBAL_SHARE = 0.08
+T = TypeVar("T")
 
 COMPONENTS = (
     ("the upload service", "上传服务"),
@@ -263,8 +264,8 @@ def prompts(projects: dict[str, str], ids: dict[int, str], seed: int = 7) -> lis
     ]
 
 
-def rotate(items: Sequence[Prompt], count: int, start: int = 0) -> list[Prompt]:
-    """`count` prompts taken in turn from `start`, round and round."""
+def rotate(items: Sequence[T], count: int, start: int = 0) -> list[T]:
+    """`count` items (prompts, commands) taken in turn from `start`, round and round."""
     return [items[(start + i) % len(items)] for i in range(count)]
 
 

@@ -42,7 +42,7 @@ from typing import Any
 from harness import load_embedders, progress
 from metrics import percentiles
 from mnemoweave import Engine
-from mnemoweave.model import MEMORY_KINDS, Card
+from mnemoweave.model import MEMORY_KINDS, Card, Turn
 from mnemoweave.text import clip, normalise
 
 DATA = Path(__file__).resolve().parent / "data" / "distill_dev.jsonl"
@@ -285,6 +285,7 @@ def per_turn_cards(engine: Engine, turn_ids: Sequence[str]) -> list[Card]:
     cards = []
     for ref in turn_ids:
         turn = engine.get(ref)
+        assert isinstance(turn, Turn), ref
         if turn.kind not in (None, "chat"):
             cards.append(Card(f"b_{ref}", turn.text, turn.kind, (ref,), turn.kind_conf or 0.0))
     return cards
@@ -320,7 +321,7 @@ def distill_one(conversation: Conversation, embedders: Sequence[Any], run: Run) 
                     host="bench",
                     project=conversation.project,
                     ts=START_TS + 60 * position,
-                ).id
+                ).ref
                 for position, (role, text) in enumerate(conversation.turns)
             ]
             run.ingest_seconds += perf_counter() - started

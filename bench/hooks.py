@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
@@ -354,12 +354,17 @@ def call_cold(prompt: Prompt, env: dict[str, str]) -> tuple[float, float, str]:
 # --- runs ----------------------------------------------------------------------------------
 
 
-def hook_log_lines(home: Path) -> int:
-    """Lines the hooks logged (each a failure: timeout, spool, bad payload)."""
+def hook_log(home: Path) -> list[str]:
+    """The lines the hooks logged (each a failure: timeout, spool, bad payload)."""
     try:
-        return len((home / "logs" / "hooks.log").read_text(encoding="utf-8").splitlines())
+        return (home / "logs" / "hooks.log").read_text(encoding="utf-8").splitlines()
     except OSError:
-        return 0
+        return []
+
+
+def hook_log_lines(home: Path) -> int:
+    """How many lines the hooks logged."""
+    return len(hook_log(home))
 
 
 def request_ms(home: Path, prompt: Prompt, user_home: Path, pause: float = 0.0) -> float:
@@ -426,7 +431,9 @@ def cold_run(
     return times, tally
 
 
-def summarise(warm: dict[int, Sequence[float]], cold: dict[str, Sequence[float]]) -> dict[str, Any]:
+def summarise(
+    warm: Mapping[int, Sequence[float]], cold: Mapping[str, Sequence[float]]
+) -> dict[str, Any]:
     """The headline: warm p50/p95 per size, cold p50/p95, and cold p50 / warm p50 at the
     largest size (ms)."""
     report: dict[str, Any] = {
@@ -519,6 +526,7 @@ def measure(
                 "load_seconds",
                 "daemon_start_seconds",
                 "hook_failures",
+                "hook_log",
             )
         }
         rates: dict[str, dict[str, Any]] = {}
@@ -557,6 +565,7 @@ def measure(
             warm[size] = tally.ms
             extra["daemon_start_seconds"][str(size)] = round(start_seconds, 1)
             extra["hook_failures"][str(size)] = hook_log_lines(home) - logged
+            extra["hook_log"][str(size)] = hook_log(home)[logged:][-5:]  # what they were
             rates[str(size)] = tally.rates()
         report = summarise(warm, cold)
         largest = report["warm"][str(max(sizes))]

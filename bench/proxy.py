@@ -240,11 +240,12 @@ def measure(
                 log = home / "logs" / "proxy.log"
                 skipped = log.read_text().count("weave skipped") if log.exists() else 0
             summary = {path: {k: percentiles(v) for k, v in t.items()} for path, t in times.items()}
-            added = {
-                f"{kind}_{p}": round(summary["proxy"][kind][p] - summary["direct"][kind][p], 2)
-                for kind in ("ttfb", "total")
-                for p in ("p50", "p95")
-            }
+            added: dict[str, float] = {}
+            for kind in ("ttfb", "total"):
+                for p in ("p50", "p95"):
+                    proxied, direct = summary["proxy"][kind][p], summary["direct"][kind][p]
+                    assert proxied is not None and direct is not None, "no timed calls"
+                    added[f"{kind}_{p}"] = round(proxied - direct, 2)
             report["sizes"][str(size)] = summary | {
                 "added": added,
                 "memories": loaded["memories"],

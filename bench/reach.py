@@ -28,7 +28,7 @@ import argparse
 import logging
 import os
 import tempfile
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -239,7 +239,8 @@ def accept_all(engine: Engine, batch: int = 500) -> int:
     """Accept every pending card, as a dutiful agent would; returns how many were accepted.
     A card held because it clashes with a memory is accepted beside it (`keep_both`): the
     agent changes no memory it was not asked about."""
-    accepted, tried = 0, set()  # each card is tried once, so the loop ends
+    accepted = 0
+    tried: set[str] = set()  # each card is tried once, so the loop ends
     while cards := [c for c in engine.pending(limit=batch + len(tried)) if c.id not in tried]:
         for card in cards:
             tried.add(card.id)
@@ -318,7 +319,7 @@ class Run:
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per dataset prompt
     fixed: list[dict[str, Any]] = field(default_factory=list)  # one per OFFTOPIC weave
     counts: Counter[str] = field(default_factory=Counter)
-    seconds: Counter[str] = field(default_factory=Counter)
+    seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     weave_ms: list[float] = field(default_factory=list)  # dataset prompts only
     brief_tokens: list[int] = field(default_factory=list)  # each session's start block
     warnings: Counter[str] = field(default_factory=Counter)  # the engine's, by template
@@ -359,7 +360,7 @@ def evaluate_case(engine: Engine, case: Case, review: str, budget: int | None, r
     cache: dict[str, set[str]] = {}
     for prompt in case.prompts:
         start, woven = ask(engine, prompt, f"ask-{prompt.id}", budget, run)
-        row = {
+        row: dict[str, Any] = {
             "id": prompt.id,
             "type": prompt.type,
             "lang": prompt.lang,

@@ -77,7 +77,7 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
     return env | {"MNEMOWEAVE_HOME": str(home)} | extra
 
 
-def serve(home: Path, env: dict[str, str]) -> subprocess.Popen:
+def serve(home: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     """Start `mnemoweave serve` and wait until it answers."""
     process = subprocess.Popen(
         [sys.executable, "-m", "mnemoweave", "serve"],
@@ -98,7 +98,7 @@ def serve(home: Path, env: dict[str, str]) -> subprocess.Popen:
     return process
 
 
-def shut(process: subprocess.Popen) -> None:
+def shut(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
@@ -287,7 +287,7 @@ def _drained(home: Path, expected: dict[str, int]) -> int:
 # --- bursts, a huge prompt, a killed import --------------------------------------------------
 
 
-def _cli(env: dict[str, str], *args: str, **options: Any) -> subprocess.Popen:
+def _cli(env: dict[str, str], *args: str, **options: Any) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "mnemoweave", *args],
         env=env,
@@ -301,7 +301,8 @@ def _cli(env: dict[str, str], *args: str, **options: Any) -> subprocess.Popen:
 
 def _stored(home: Path, sql: str, *values: Any) -> int:
     with sqlite3.connect(f"file:{home / 'mnemoweave.sqlite'}?mode=ro", uri=True) as db:
-        return db.execute(sql, values).fetchone()[0]
+        stored: int = db.execute(sql, values).fetchone()[0]
+    return stored
 
 
 def _burst(home: Path, writes: int) -> dict[str, Any]:
@@ -411,12 +412,12 @@ def killed_import(home: Path, turns: int) -> dict[str, Any]:
     """SIGKILL the daemon once an import is committed, before it answers; then restart."""
     env = env_for(home)
     source = home.parent / f"{home.name}-import.jsonl"
-    with open(source, "w", encoding="utf-8") as out:
+    with open(source, "w", encoding="utf-8") as lines:
         for n in range(turns):
             line = {"session": f"import-{n // 50}", "role": "user" if n % 2 == 0 else "assistant",
                     "text": f"turn {n}: the upload worker retries {n % 7} times, then gives up",
                     "ts": 1_700_000_000 + n}  # fmt: skip
-            out.write(json.dumps(line) + "\n")
+            lines.write(json.dumps(line) + "\n")
     process = serve(home, env)
     started = time.monotonic()
     importing = _cli(env, "import", str(source), start_new_session=True)

@@ -95,6 +95,7 @@ def parse_args(modules: dict[str, ModuleType], argv: list[str] | None) -> argpar
     parser = argparse.ArgumentParser(prog="bench/run.py", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="name", required=True)
     for name, module in modules.items():
+        assert module.__doc__, name
         sub = commands.add_parser(name, parents=[common], help=module.__doc__.splitlines()[0])
         module.add_arguments(sub)
     return parser.parse_args(argv)

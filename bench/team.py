@@ -129,7 +129,7 @@ def latencies(engine: Any, asked: list[Any]) -> dict[str, Any]:
 
 def size(
     n: int, engine: Any, server: tuple[Any, str, Path], args: argparse.Namespace, asked: list[Any]
-) -> dict:
+) -> dict[str, Any]:
     from mnemoweave.store import projects as projects_table
     from mnemoweave.store import team as team_table
     from mnemoweave.team import members

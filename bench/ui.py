@@ -115,7 +115,7 @@ TEXTS = (
     ("Done: {c} now has the timeout and a test for it.", "好了：{c}已经加上超时，也补了测试。"),
 )
 COMPONENTS = ("the upload service", "上传服务", "the billing worker", "计费 worker")
-SKILL = {
+SKILL: dict[str, Any] = {
     "name": "release-checklist",
     "summary": "How a release is cut: version bump, changelog, tag, publish",
     "triggers": ["release", "发布"],
@@ -186,7 +186,7 @@ def load(
         rows = session_turns(shape["sessions"], shape["turns"], keys)
         written = engine.ingest_many(rows)
         user_turns = [
-            (w.id, row) for w, row in zip(written, rows, strict=True) if row["role"] == "user"
+            (w.ref, row) for w, row in zip(written, rows, strict=True) if row["role"] == "user"
         ]
         for s in range(shape["sessions"]):
             asked = [row for _, row in user_turns if row["session"] == f"ui-bench-{s:03d}"]

@@ -11,18 +11,19 @@ import subprocess
 import sys
 import sysconfig
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(
-    argv: list,
+    argv: Sequence[str | os.PathLike[str]],
     cwd: Path,
     env: dict[str, str] | None = None,
     timeout: float = 120.0,
     check: bool = True,
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     """One command, bounded; with `check`, one that fails fails the test, with its output."""
     done = subprocess.run(
         [str(a) for a in argv],

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from mnemoweave.embed import BuildResult
 
 
 @pytest.fixture
@@ -17,7 +21,9 @@ def engine(mnemoweave_home: Path):
 
 
 @pytest.fixture(scope="session")
-def built_models(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
+def built_models(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Path, dict[str, BuildResult]]]:
     """A models cache with both built-in models built (and their build results), built from
     the data dir beside it (`../home`, which keeps the build's downloads)."""
     from mnemoweave.embed import build_models
@@ -32,7 +38,9 @@ def built_models(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
 
 
 @pytest.fixture
-def real_models(built_models: tuple[Path, dict], monkeypatch: pytest.MonkeyPatch) -> Path:
+def real_models(
+    built_models: tuple[Path, dict[str, BuildResult]], monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """This test, and the processes it starts, use the session's built models."""
     monkeypatch.setenv("MNEMOWEAVE_MODELS", str(built_models[0]))
     return built_models[0]

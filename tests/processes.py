@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import signal
 import subprocess
+from typing import Any
 
 
-def stop(process: subprocess.Popen, within: float) -> int:
+def stop(process: subprocess.Popen[Any], within: float) -> int:
     """The exit status of `process` after SIGTERM; one that outlives `within` seconds is
     killed, and the test fails (subprocess.TimeoutExpired)."""
     if process.poll() is None:

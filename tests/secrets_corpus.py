@@ -16,6 +16,7 @@ import json
 import random
 import string
 from dataclasses import dataclass
+from typing import Any
 
 _pick = random.Random(20261201)
 ALNUM = string.ascii_letters + string.digits
@@ -55,7 +56,7 @@ def key_block(kind: str) -> tuple[str, str]:
 
 
 def jwt() -> str:
-    def part(value: dict) -> str:
+    def part(value: dict[str, Any]) -> str:
         return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
 
     claims = {"sub": rand(10, string.digits), "name": rand(8, string.ascii_letters), "iat": 1}

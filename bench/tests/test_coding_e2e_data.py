@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,13 +25,14 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @pytest.fixture(scope="module")
-def data() -> dict:
+def data() -> dict[str, Any]:
     with DATA.open(encoding="utf-8") as f:
-        return json.load(f)
+        loaded: dict[str, Any] = json.load(f)
+    return loaded
 
 
 @pytest.fixture(scope="module")
-def turn_project(data: dict) -> dict[str, str]:
+def turn_project(data: dict[str, Any]) -> dict[str, str]:
     return {
         turn["id"]: project["name"]
         for project in data["projects"]
@@ -43,13 +45,13 @@ def _nonempty_str(value: object) -> bool:
     return isinstance(value, str) and value.strip() != ""
 
 
-def test_top_level_shape(data: dict) -> None:
+def test_top_level_shape(data: dict[str, Any]) -> None:
     assert set(data) == {"projects", "prompts"}
     assert isinstance(data["projects"], list)
     assert isinstance(data["prompts"], list)
 
 
-def test_projects_sessions_and_turns_follow_the_schema(data: dict) -> None:
+def test_projects_sessions_and_turns_follow_the_schema(data: dict[str, Any]) -> None:
     assert len(data["projects"]) == 6
     for project in data["projects"]:
         assert set(project) == {"name", "description", "sessions"}
@@ -69,7 +71,7 @@ def test_projects_sessions_and_turns_follow_the_schema(data: dict) -> None:
                 assert _nonempty_str(turn["text"])
 
 
-def test_session_dates_are_iso_in_range_and_ascending_per_project(data: dict) -> None:
+def test_session_dates_are_iso_in_range_and_ascending_per_project(data: dict[str, Any]) -> None:
     for project in data["projects"]:
         dates = [datetime.fromisoformat(s["date"]) for s in project["sessions"]]
         for date in dates:
@@ -78,7 +80,7 @@ def test_session_dates_are_iso_in_range_and_ascending_per_project(data: dict) ->
         assert len(set(dates)) == len(dates), project["name"]
 
 
-def test_ids_are_unique(data: dict) -> None:
+def test_ids_are_unique(data: dict[str, Any]) -> None:
     names = [p["name"] for p in data["projects"]]
     sessions = [s["id"] for p in data["projects"] for s in p["sessions"]]
     turns = [t["id"] for p in data["projects"] for s in p["sessions"] for t in s["turns"]]
@@ -88,8 +90,8 @@ def test_ids_are_unique(data: dict) -> None:
         assert not duplicates, duplicates
 
 
-def test_sessions_are_in_both_languages(data: dict) -> None:
-    langs = Counter()
+def test_sessions_are_in_both_languages(data: dict[str, Any]) -> None:
+    langs: Counter[str] = Counter()
     for project in data["projects"]:
         for session in project["sessions"]:
             text = "".join(t["text"] for t in session["turns"])
@@ -97,7 +99,7 @@ def test_sessions_are_in_both_languages(data: dict) -> None:
     assert langs["zh"] >= 6 and langs["en"] >= 6, langs
 
 
-def test_prompts_follow_the_schema(data: dict) -> None:
+def test_prompts_follow_the_schema(data: dict[str, Any]) -> None:
     projects = {p["name"] for p in data["projects"]}
     for prompt in data["prompts"]:
         assert set(prompt) - {"why"} == PROMPT_KEYS, prompt["id"]
@@ -113,14 +115,14 @@ def test_prompts_follow_the_schema(data: dict) -> None:
             assert _nonempty_str(prompt["why"]), prompt["id"]
 
 
-def test_prompt_language_matches_its_text(data: dict) -> None:
+def test_prompt_language_matches_its_text(data: dict[str, Any]) -> None:
     for prompt in data["prompts"]:
         has_cjk = CJK.search(prompt["text"]) is not None
         assert has_cjk == (prompt["lang"] == "zh"), prompt["id"]
 
 
 def test_evidence_exists_and_belongs_to_the_prompts_project(
-    data: dict, turn_project: dict[str, str]
+    data: dict[str, Any], turn_project: dict[str, str]
 ) -> None:
     for prompt in data["prompts"]:
         assert len(set(prompt["evidence"])) == len(prompt["evidence"]), prompt["id"]
@@ -129,7 +131,7 @@ def test_evidence_exists_and_belongs_to_the_prompts_project(
             assert turn_project[turn_id] == prompt["project"], (prompt["id"], turn_id)
 
 
-def test_only_on_topic_prompts_have_evidence(data: dict) -> None:
+def test_only_on_topic_prompts_have_evidence(data: dict[str, Any]) -> None:
     for prompt in data["prompts"]:
         if prompt["type"] == "on-topic":
             assert prompt["evidence"], prompt["id"]
@@ -138,7 +140,7 @@ def test_only_on_topic_prompts_have_evidence(data: dict) -> None:
             assert prompt["evidence"] == [], prompt["id"]
 
 
-def test_counts(data: dict) -> None:
+def test_counts(data: dict[str, Any]) -> None:
     prompts = data["prompts"]
     types = Counter(p["type"] for p in prompts)
     assert len(prompts) >= 340
@@ -148,7 +150,7 @@ def test_counts(data: dict) -> None:
         assert types[typ] >= 35, typ
 
 
-def test_every_type_has_both_languages_in_similar_numbers(data: dict) -> None:
+def test_every_type_has_both_languages_in_similar_numbers(data: dict[str, Any]) -> None:
     counts = Counter((p["type"], p["lang"]) for p in data["prompts"])
     for typ in TYPES:
         en, zh = counts[(typ, "en")], counts[(typ, "zh")]
@@ -156,7 +158,7 @@ def test_every_type_has_both_languages_in_similar_numbers(data: dict) -> None:
         assert abs(en - zh) <= max(4, (en + zh) // 10), (typ, en, zh)
 
 
-def test_splits_are_balanced_per_type_and_language(data: dict) -> None:
+def test_splits_are_balanced_per_type_and_language(data: dict[str, Any]) -> None:
     counts = Counter((p["type"], p["lang"], p["split"]) for p in data["prompts"])
     for typ in TYPES:
         for lang in LANGS:
@@ -164,8 +166,8 @@ def test_splits_are_balanced_per_type_and_language(data: dict) -> None:
             assert abs(dev - check) <= 1, (typ, lang, dev, check)
 
 
-def test_splits_alternate_in_file_order(data: dict) -> None:
-    seen: Counter = Counter()
+def test_splits_alternate_in_file_order(data: dict[str, Any]) -> None:
+    seen: Counter[tuple[str, str]] = Counter()
     for prompt in data["prompts"]:
         group = (prompt["type"], prompt["lang"])
         expected = SPLITS[seen[group] % 2]
@@ -173,7 +175,7 @@ def test_splits_alternate_in_file_order(data: dict) -> None:
         seen[group] += 1
 
 
-def test_prompt_texts_are_unique_within_a_project(data: dict) -> None:
+def test_prompt_texts_are_unique_within_a_project(data: dict[str, Any]) -> None:
     keys = [(p["project"], p["text"].strip().lower()) for p in data["prompts"]]
     duplicates = [key for key, n in Counter(keys).items() if n > 1]
     assert not duplicates, duplicates

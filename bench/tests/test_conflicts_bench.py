@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import conflicts
 
@@ -24,7 +25,7 @@ def test_the_pairs_are_balanced_bilingual_and_split_half_and_half() -> None:
 
 
 def test_scores_count_conflict_and_update_as_positive() -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"label": "conflict", "verdict": "conflict"},
         {"label": "update", "verdict": None},
         {"label": "compatible", "verdict": "conflict"},

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import run as bench_run
-from mnemoweave.model import Line
+from mnemoweave.model import Line, Memory
 from mnemoweave.recall.weave import Weave, render_line
 from mnemoweave.text import estimate_tokens
 from reach import (
@@ -98,7 +98,8 @@ def write_lme(path: Path, items: list[dict[str, Any]]) -> Path:
 def bench(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
     """`bench/run.py e2e ... --embedder none --json`, its report parsed."""
     bench_run.main(["e2e", *argv, "--embedder", "none", "--json"])
-    return json.loads(capsys.readouterr().out)
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return report
 
 
 def test_woven_evidence_scores_one_and_a_budget_too_small_for_any_line_scores_zero(
@@ -142,9 +143,9 @@ def test_questions_without_an_answer_turn_are_skipped(
 def test_found_reads_turns_and_the_evidence_of_memories(mnemoweave_home: Path) -> None:
     mnemoweave_home.mkdir()
     with fresh_engine([]) as engine:
-        turn = engine.ingest("s", "user", "deploy with fly", project="p").id
-        memory = engine.remember("Deploy with fly.", project="p", evidence=[turn]).id
-        other = engine.remember("Use tabs.", project="p").id
+        turn = engine.ingest("s", "user", "deploy with fly", project="p").ref
+        memory = engine.remember("Deploy with fly.", project="p", evidence=[turn]).ref
+        other = engine.remember("Use tabs.", project="p").ref
 
         def woven(*refs: str) -> Weave:
             return Weave("x", {"nudge": tuple(Line("text", ref) for ref in refs)})
@@ -278,11 +279,13 @@ def test_accept_all_accepts_a_held_card_beside_the_memory_it_clashes_with(
 ) -> None:
     mnemoweave_home.mkdir()
     with fresh_engine([]) as engine:
-        old = engine.remember("Use tabs in Makefiles", kind="pref").id
+        old = engine.remember("Use tabs in Makefiles", kind="pref").ref
         engine.ingest("s1", "user", "From now on, indent makefiles with spaces, not tabs.")
         engine.distill()
         (card,) = [c for c in engine.pending() if c.suggested_kind == "pref"]
         assert engine.review(card.id, "accept").action == "held"  # what the loop meets
         assert accept_all(engine) == 1
-        assert engine.pending() == [] and engine.get(old).status == "active"
+        assert engine.pending() == []
+        kept = engine.get(old)
+        assert isinstance(kept, Memory) and kept.status == "active"
         assert engine.status()["counts"]["memories"] == 2

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,10 +24,10 @@ class MergingEngine:
     """Takes every second memory as a near-duplicate of an earlier one (merged, no id)."""
 
     def __init__(self) -> None:
-        self.stored: list[dict] = []
+        self.stored: list[dict[str, Any]] = []
         self.writes = 0
 
-    def remember_many(self, rows):
+    def remember_many(self, rows: Iterable[dict[str, Any]]) -> list[Wrote]:
         out = []
         for row in rows:
             self.writes += 1

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,17 +44,19 @@ def daemon_env(home: Path, **settings: str) -> dict[str, str]:
 class Daemon:
     """A `mnemoweave serve` process started by a test."""
 
-    def __init__(self, home: Path, process: subprocess.Popen) -> None:
+    def __init__(self, home: Path, process: subprocess.Popen[str]) -> None:
         self.home, self.process = home, process
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
-    def request(self, method: str, path: str, body=None, timeout: float = 30.0) -> dict:
+    def request(
+        self, method: str, path: str, body: Any = None, timeout: float = 30.0
+    ) -> dict[str, Any]:
         return client.request(self.home, method, path, body, timeout=timeout)
 
-    def call(self, method: str, path: str, body=None):
+    def call(self, method: str, path: str, body: Any = None) -> Any:
         return self.request(method, path, body)["result"]
 
     def wait(self, timeout: float = STOP_WITHIN) -> int:
@@ -81,6 +84,7 @@ def start_daemon(home: Path, **settings: str) -> Daemon:
     deadline = time.monotonic() + START_WITHIN
     while not client.running(home, timeout=1.0):
         if process.poll() is not None:
+            assert process.stderr is not None
             raise AssertionError(f"the daemon exited {process.returncode}: {process.stderr.read()}")
         if time.monotonic() > deadline:
             process.kill()
@@ -90,7 +94,9 @@ def start_daemon(home: Path, **settings: str) -> Daemon:
     return Daemon(home, process)
 
 
-def raw_request(home: Path, method: str, target: str, body: bytes = b"") -> tuple[int, dict]:
+def raw_request(
+    home: Path, method: str, target: str, body: bytes = b""
+) -> tuple[int, dict[str, Any]]:
     """One request with any body, as the client would send it: the status and the JSON."""
     status, answer = client.send(home, method, target, body, 60)
     return status, json.loads(answer) if answer else {}
@@ -99,7 +105,7 @@ def raw_request(home: Path, method: str, target: str, body: bytes = b"") -> tupl
 NODE = shutil.which("node")
 
 
-def run_node(script: Path, spec: dict, env: dict[str, str], timeout: float) -> str:
+def run_node(script: Path, spec: dict[str, Any], env: dict[str, str], timeout: float) -> str:
     """A node script given `spec` as JSON on stdin (bounded); what it printed."""
     done = subprocess.run(
         [NODE or "node", str(script)],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,8 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PAYLOADS = ROOT / "tests" / "e2e" / "payloads" / "claude-code"
 
 
-def payload(event: str, **changes) -> dict:
-    return json.loads((PAYLOADS / f"{event}.json").read_text()) | changes
+def payload(event: str, **changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((PAYLOADS / f"{event}.json").read_text())
+    return data | changes
 
 
 def stored(home: Path) -> list[str]:

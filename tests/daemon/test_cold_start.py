@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from running import STOP_WITHIN, daemon_env
@@ -44,7 +45,7 @@ def store(home: Path, tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     stop(home, STOP_WITHIN)
 
 
-def hook(home: Path, event: str, payload: dict) -> str:
+def hook(home: Path, event: str, payload: dict[str, Any]) -> str:
     done = subprocess.run(
         [str(LAUNCHER), "hook", "claude-code", event],
         input=json.dumps(payload).encode(),

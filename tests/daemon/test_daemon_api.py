@@ -15,7 +15,7 @@ from mnemoweave.daemon.wire import decode, encode
 from mnemoweave.hosts import client
 
 
-def refused(daemon, method, path, body=None) -> tuple[int, str]:
+def refused(daemon, method, path, body=None) -> tuple[int | None, str]:
     with pytest.raises(client.DaemonError) as caught:
         daemon.request(method, path, body)
     return caught.value.status, str(caught.value)

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import threading
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -65,7 +66,7 @@ def _rounded(data):
     return data
 
 
-def run_all(home, commands) -> list[tuple]:
+def run_all(home, commands: list[list[str]]) -> list[tuple[list[str], int, Any, str]]:
     runner = CliRunner()
     seen = []
     for command in commands:

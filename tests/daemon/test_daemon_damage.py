@@ -45,7 +45,8 @@ def damage_store(home: Path) -> Path:
 
 def memories_in(home: Path) -> int:
     with sqlite3.connect(home / DB_NAME) as db:
-        return db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        count: int = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        return count
 
 
 def test_doctor_reports_the_damage_and_how_to_recover(home):

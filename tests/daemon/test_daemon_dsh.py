@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from running import NODE, run_node, start_daemon
@@ -23,13 +24,16 @@ WITHIN = 60.0
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 
-def drive(home: Path, tmp_path: Path, env: dict[str, str] | None = None, **spec) -> dict:
+def drive(
+    home: Path, tmp_path: Path, env: dict[str, str] | None = None, **spec: Any
+) -> dict[str, Any]:
     """One dsh session through the bridge, in a node process (bounded); `env`: more of the
     bridge's environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")} | (env or {})
     env |= {"HOME": str(tmp_path / "user"), "MNEMOWEAVE_HOME": str(home)}
     spec = {"plugin": str(BRIDGE), "home": str(home), **spec}
-    return json.loads(run_node(DRIVE, spec, env, WITHIN))
+    answer: dict[str, Any] = json.loads(run_node(DRIVE, spec, env, WITHIN))
+    return answer
 
 
 def project(tmp_path: Path) -> Path:

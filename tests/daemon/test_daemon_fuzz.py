@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,7 +29,7 @@ SETTINGS = settings(
 )
 
 
-def post_raw(home, path: str, body: bytes) -> tuple[int, dict]:
+def post_raw(home, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
     return raw_request(home, "POST", path, body)
 
 

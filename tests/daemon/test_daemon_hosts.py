@@ -9,6 +9,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from running import daemon_env, start_daemon
@@ -22,8 +23,8 @@ PAYLOADS = ROOT / "tests" / "e2e" / "payloads" / "claude-code"
 WITHIN = 20.0  # seconds for the follower to catch up
 
 
-def payload(event: str, **changes) -> dict:
-    data = json.loads((PAYLOADS / f"{event}.json").read_text())
+def payload(event: str, **changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((PAYLOADS / f"{event}.json").read_text())
     return data | changes
 
 

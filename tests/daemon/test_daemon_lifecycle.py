@@ -56,7 +56,7 @@ def test_sigterm_while_a_write_is_in_flight_loses_nothing(home):
     )
     turns.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n")
     daemon = start_daemon(home)
-    answer: dict = {}
+    answer = {}
 
     def import_all() -> None:
         try:

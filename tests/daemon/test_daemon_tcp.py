@@ -9,6 +9,7 @@ import os
 import socket
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from running import start_daemon
@@ -23,12 +24,13 @@ TIMEOUT = 10.0
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def over_tcp(
-    port: int, method: str, path: str, body: dict | None = None, **headers: str
-) -> tuple[int, dict, dict]:
+    port: int, method: str, path: str, body: dict[str, Any] | None = None, **headers: str
+) -> tuple[int, dict[str, Any], dict[str, str]]:
     """One request to the loopback port: (status, JSON answer, response headers)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
     try:

@@ -41,6 +41,7 @@ def ui(home, *args: str) -> tuple[int, str]:
     parts = urlsplit(login)
     assert parts.hostname == "127.0.0.1" and parts.path == "/ui/"
     assert parts.fragment.startswith("login=") and not parts.query
+    assert parts.port is not None
     return parts.port, parts.fragment.removeprefix("login=")
 
 

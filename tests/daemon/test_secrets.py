@@ -19,6 +19,7 @@ import sys
 import time
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -82,11 +83,12 @@ def leaks(*folders: Path) -> dict[str, str]:
     return found
 
 
-def payload(event: str, **changes) -> dict:
-    return json.loads((PAYLOADS / f"{event}.json").read_text()) | changes
+def payload(event: str, **changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((PAYLOADS / f"{event}.json").read_text())
+    return data | changes
 
 
-def run_hook(event: str, data: dict) -> str:
+def run_hook(event: str, data: dict[str, Any]) -> str:
     out = io.StringIO()
     assert hook.run("claude-code", event, io.BytesIO(json.dumps(data).encode()), out) == 0
     return out.getvalue()
@@ -99,14 +101,14 @@ def waited(what: str, ready) -> None:
         time.sleep(0.1)
 
 
-def refused_without_echo(daemon, path: str, body: dict, token: str) -> None:
+def refused_without_echo(daemon, path: str, body: dict[str, Any], token: str) -> None:
     with pytest.raises(client.DaemonError) as got:
         daemon.call("POST", path, body)
     assert got.value.status == 400 and "looks like a secret" in str(got.value), got.value
     assert token not in str(got.value)
 
 
-def event(kind: str, **properties) -> dict:
+def event(kind: str, **properties: Any) -> dict[str, Any]:
     return {"event": {"type": kind, "properties": properties}}
 
 
@@ -132,7 +134,10 @@ def spool_without_a_daemon(monkeypatch, env: dict[str, str], repo: Path, tmp_pat
         event("message.part.updated", sessionID="ses_secret", part={**part, "text": ALL}),
         event("session.idle", sessionID="ses_secret"),
     ]
-    spec = {"plugin": str(ROOT / "plugins/opencode/mnemoweave.js"), "directory": str(repo)}
+    spec: dict[str, Any] = {
+        "plugin": str(ROOT / "plugins/opencode/mnemoweave.js"),
+        "directory": str(repo),
+    }
     spec |= {"worktree": str(repo), "messages": [], "steps": steps}
     run_node(OPENCODE_DRIVE, spec, env | {"MNEMOWEAVE_BIN": str(failing)}, WITHIN)
     spec = {"plugin": str(ROOT / "plugins/dsh/index.js"), "home": env["MNEMOWEAVE_HOME"]}

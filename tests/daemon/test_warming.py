@@ -47,7 +47,7 @@ def store_held(home: Path) -> Iterator[None]:
         db.close()
 
 
-def serve(home: Path, started: list[subprocess.Popen]) -> subprocess.Popen:
+def serve(home: Path, started: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
     """A daemon started on `home` (kept in `started`), once it takes hooks while warming
     up: its socket is there, and its taker."""
     daemon = subprocess.Popen(
@@ -81,8 +81,8 @@ def spooled(home: Path) -> list[Path]:
 
 
 @pytest.fixture
-def daemon_exits() -> Iterator[list[subprocess.Popen]]:
-    started: list[subprocess.Popen] = []
+def daemon_exits() -> Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
     yield started
     for process in started:
         if process.poll() is None:

@@ -161,7 +161,7 @@ def make_plugin(
     return directory
 
 
-class ClaudeHarness(HostHarness):
+class ClaudeHarness(HostHarness[Result]):
     """An isolated HOME, TMPDIR and git project for running the real CLI against ``server``.
 
     Runs in one harness share HOME and project, so a later run sees what earlier ones left

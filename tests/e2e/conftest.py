@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from .claude import ClaudeCode, ClaudeHarness, install_claude_code
+from .claude import ClaudeCode, ClaudeHarness, Result, install_claude_code
 from .daemons import stop_daemons
 from .fake_anthropic import FakeAnthropic
 from .fake_openai import FakeOpenAI
@@ -72,7 +72,7 @@ def claude(
 
 
 @pytest.fixture
-def run_claude(claude: ClaudeHarness):
+def run_claude(claude: ClaudeHarness) -> Callable[..., Result]:
     """``run_claude(prompt, *extra_args, env=None, timeout=120) -> Result``."""
     return claude.run
 

@@ -28,7 +28,7 @@ T = TypeVar("T")
 
 def mw(
     env: Mapping[str, str], *args: str, cwd: Path | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     """One `mnemoweave` command in `env` (its MNEMOWEAVE_HOME is the data dir)."""
     return subprocess.run(
         [*MNEMOWEAVE, *args],

@@ -144,7 +144,7 @@ def user_text(requests: Iterable[Mapping[str, Any]]) -> str:
     )
 
 
-class OpenCodeHarness(HostHarness):
+class OpenCodeHarness(HostHarness[Result]):
     """An isolated HOME, XDG tree and git project for running the real CLI against
     ``server``. Runs in one harness share them, so later runs see what earlier ones left.
     The environment of a run is the caller's minus OpenCode/mnemoweave/XDG/provider

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from .fake_server import FakeServer
 
@@ -53,7 +53,10 @@ class RunResult:
         )
 
 
-class HostHarness:
+ResultT = TypeVar("ResultT", bound=RunResult)
+
+
+class HostHarness(Generic[ResultT]):
     """The isolated tree of one test; runs in one harness share it, so a later run sees
     what earlier ones left on disk.
 
@@ -69,10 +72,9 @@ class HostHarness:
     command: ClassVar[str]
     dropped_env: ClassVar[tuple[str, ...]]
     offline_env: ClassVar[Mapping[str, str]]
-    result_type: ClassVar[type[RunResult]] = RunResult
+    result_type: type[ResultT]
     timeout_error: ClassVar[type[RunTimeout]] = RunTimeout
     tag_runs: ClassVar[bool] = False
-    grace: float
 
     def __init__(
         self, server: FakeServer, root: Path, mnemoweave_home: Path, project: Path | None = None
@@ -83,7 +85,7 @@ class HostHarness:
         self.tmpdir = root / "tmp"
         self.cwd = project or root / "project"
         self.mnemoweave_home = mnemoweave_home
-        self.results: list[RunResult] = []
+        self.results: list[ResultT] = []
         for directory in (self.home, self.tmpdir, self.cwd, mnemoweave_home):
             directory.mkdir(parents=True, exist_ok=True)
         git = shutil.which("git")
@@ -96,6 +98,11 @@ class HostHarness:
                 stdin=subprocess.DEVNULL,
                 env={**self.env(), "GIT_CONFIG_NOSYSTEM": "1"},
             )
+
+    @property
+    def grace(self) -> float:
+        """Seconds the processes a run leaves behind get to finish."""
+        raise NotImplementedError
 
     def xdg_homes(self) -> dict[str, Path]:
         """``XDG_<NAME>_HOME`` by NAME (CONFIG, DATA, CACHE, STATE)."""
@@ -134,7 +141,7 @@ class HostHarness:
         *extra_args: str,
         env: Mapping[str, str | None] | None = None,
         timeout: float = 120,
-    ) -> RunResult:
+    ) -> ResultT:
         """The CLI on ``prompt`` (see ``argv``) in the project, with ``env`` added to the
         environment (see ``env``). Past ``timeout`` the run is killed and ``timeout_error``
         raised; what it leaves running gets ``grace`` seconds before it is killed."""

@@ -61,6 +61,7 @@ def test_claude_replies_with_the_fake_text(claude: ClaudeHarness, fake_anthropic
     result = claude.run("hello there")
     assert result.rc == 0, result
     assert result.reply == "PONG-FROM-THE-FAKE"
+    assert result.json is not None
     assert result.json["is_error"] is False
 
 

@@ -26,7 +26,7 @@ LEARNED = "The CI cache key includes the lockfile hash."
 CONNECT = {"MCP_CONNECT_TIMEOUT_MS": "60000"}
 
 
-def mw(claude, *args: str) -> subprocess.CompletedProcess:
+def mw(claude, *args: str) -> subprocess.CompletedProcess[str]:
     return daemons.mw(claude.env(), *args, cwd=claude.cwd)  # in Claude's project
 
 

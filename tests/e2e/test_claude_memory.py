@@ -11,6 +11,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ LAUNCHER = PLUGIN / "scripts" / "mnemoweave"
 WITH_PLUGIN = ("--plugin-dir", str(PLUGIN))
 
 
-def mw(claude, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+def mw(claude, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return daemons.mw(claude.env(), *args, cwd=claude.cwd, timeout=timeout)  # its project
 
 
@@ -158,7 +159,7 @@ def test_garbage_on_stdin_exits_0_silently_and_logs(claude, daemon, garbage):
     assert "claude-code Stop" in log
 
 
-def memory_lines(body: dict) -> list[str]:
+def memory_lines(body: dict[str, Any]) -> list[str]:
     """The woven lines (`- ...`) of every memory block in one request body."""
     lines = []
     for text in request_texts(body, system_prompt=False):
@@ -240,5 +241,5 @@ def test_decisions_of_earlier_sessions_reach_the_prompts_that_need_them(
     assert len(ids) == len(set(ids)), lines  # no line twice
 
 
-def memory_text(body: dict) -> str:
+def memory_text(body: dict[str, Any]) -> str:
     return "\n".join(memory_lines(body))

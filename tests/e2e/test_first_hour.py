@@ -25,6 +25,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from bundle_copy import ROOT, copy_worktree, provide_venv, run
 
@@ -137,8 +138,10 @@ def _first_hour(host: ClaudeHarness, env, extra, tmp_path: Path) -> None:
     assert "the plugin stands aside" in hooks_log, hooks_log
 
 
-def memories(mw: Path, env, cwd: Path) -> list[dict]:
-    return json.loads(run([mw, "list", "--json"], cwd, env).stdout)["memories"]
+def memories(mw: Path, env, cwd: Path) -> list[dict[str, Any]]:
+    listed = json.loads(run([mw, "list", "--json"], cwd, env).stdout)
+    found: list[dict[str, Any]] = listed["memories"]
+    return found
 
 
 def hit_texts(mw: Path, env, cwd: Path, query: str) -> list[str]:
@@ -148,7 +151,7 @@ def hit_texts(mw: Path, env, cwd: Path, query: str) -> list[str]:
 
 def turns(mw: Path, env, session: str | None) -> list[tuple[str, str]]:
     """The (role, text) turns stored for a session."""
-    found = run([mw, "rehydrate", "--session", str(session), "--json"], None, env)
+    found = run([mw, "rehydrate", "--session", str(session), "--json"], Path.cwd(), env)
     return [(t["role"], t["text"]) for t in json.loads(found.stdout)["turns"]]
 
 

@@ -9,6 +9,7 @@ import contextlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,10 +46,11 @@ def stored(opencode, session: str | None) -> list[tuple[str, str]]:
     return stored_turns(opencode.env(), session)
 
 
-def pending(opencode) -> list[dict]:
+def pending(opencode) -> list[dict[str, Any]]:
     found = mw(opencode.env(), "pending", "--json", cwd=opencode.cwd)
     assert found.returncode == 0, found.stderr
-    return json.loads(found.stdout)["cards"]
+    cards: list[dict[str, Any]] = json.loads(found.stdout)["cards"]
+    return cards
 
 
 def remember(opencode, text: str, *args: str) -> None:

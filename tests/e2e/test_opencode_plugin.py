@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,7 +74,9 @@ def drive(runtime, env: dict[str, str], repo: Path):
     step."""
     command, extra = runtime
 
-    def run(steps: list, messages=(), plugin: Path = PLUGIN, **settings: str) -> list[dict]:
+    def run(
+        steps: list[dict[str, Any]], messages=(), plugin: Path = PLUGIN, **settings: str
+    ) -> list[dict[str, Any]]:
         spec = {
             "plugin": str(plugin),
             "directory": str(repo),
@@ -97,11 +100,11 @@ def drive(runtime, env: dict[str, str], repo: Path):
     return run
 
 
-def event(kind: str, **properties) -> dict:
+def event(kind: str, **properties: Any) -> dict[str, Any]:
     return {"event": {"type": kind, "properties": properties}}
 
 
-def assistant(message: str, text: str, **info) -> list[dict]:
+def assistant(message: str, text: str, **info: Any) -> list[dict[str, Any]]:
     """The events OpenCode sends for an assistant message with one text part."""
     base = {"id": message, "sessionID": SESSION, "role": "assistant", **info}
     part = {"id": f"prt_{message}", "messageID": message, "sessionID": SESSION, "type": "text"}
@@ -112,7 +115,7 @@ def assistant(message: str, text: str, **info) -> list[dict]:
     ]
 
 
-def chat(text: str, message: str = "msg_user1") -> dict:
+def chat(text: str, message: str = "msg_user1") -> dict[str, Any]:
     return {"chat": {"sessionID": SESSION, "messageID": message, "text": text}}
 
 

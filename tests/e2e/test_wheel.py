@@ -83,7 +83,8 @@ def test_the_wheel_works_without_the_checkout(opencode, fake_openai, tmp_path):
     env = opencode.env(extra)
 
     def mw(*args: str, cwd: Path = opencode.cwd) -> str:
-        return run([program, *args], cwd, env, 300).stdout
+        out: str = run([program, *args], cwd, env, 300).stdout
+        return out
 
     said = mw("install", "opencode", "--scope", "project")
     assert "building the embedding model into the shared cache, once: use-m3" in said, said

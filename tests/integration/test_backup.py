@@ -15,6 +15,7 @@ import sys
 import tarfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import pyrage
 import pytest
@@ -76,7 +77,7 @@ def fill(engine) -> dict[str, str]:
     return ids
 
 
-def tables(path: Path) -> dict[str, list[tuple]]:
+def tables(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table the store keeps (not the derived full-text tables)."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -121,8 +122,14 @@ def members(archive: Path, keyfile: Path) -> dict[str, bytes]:
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    found = {}
     with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+        for member in tar.getmembers():
+            if member.isfile():
+                file = tar.extractfile(member)
+                assert file is not None  # a regular file's member has its bytes
+                found[member.name] = file.read()
+    return found
 
 
 def test_a_restore_holds_what_the_original_did(engine, mnemoweave_home, tmp_path, keys):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -18,7 +19,7 @@ DAY = 86400.0
 PROJECT = "github.com/acme/uploader"
 
 
-def memories(engine) -> list[tuple]:
+def memories(engine) -> list[tuple[Any, ...]]:
     return [tuple(row) for row in engine.db.execute("SELECT * FROM memories ORDER BY id")]
 
 

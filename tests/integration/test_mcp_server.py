@@ -10,7 +10,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcpstdio import Daemon, call, listing_chars, run
@@ -38,7 +40,9 @@ NO_DAEMON = {"MNEMOWEAVE_BIN": "/bin/false"}
 
 
 @pytest.fixture
-def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """A data dir with a short path (a daemon's socket lives in it), lexical-only."""
     path = tmp_path_factory.mktemp("mcp") / "mw"
     path.mkdir()
@@ -49,7 +53,7 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     assert done, message
 
 
-def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The CLI, in the directory a server started by `run` works in (so in its project)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")}
     models = os.environ["MNEMOWEAVE_MODELS"]  # the test's own (../../conftest.py)
@@ -64,11 +68,12 @@ def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def unfenced(text: str) -> dict:
+def unfenced(text: str) -> dict[str, Any]:
     """memory_get's JSON, out of its <memory> block."""
     opening, data, closing = text.splitlines()
     assert opening == OPEN and closing == CLOSE
-    return json.loads(data)
+    memory: dict[str, Any] = json.loads(data)
+    return memory
 
 
 def test_the_tool_listing_is_small_and_described(home):

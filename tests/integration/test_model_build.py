@@ -43,7 +43,8 @@ def test_second_build_is_a_no_op(real_models: Path, name: str) -> None:
     files = sorted((real_models / name).iterdir())
     before = {path.name: path.stat().st_mtime_ns for path in files}
     (result,) = build_models([name])
-    assert not result.built and result.parity_min_cosine >= 0.999
+    assert not result.built
+    assert result.parity_min_cosine is not None and result.parity_min_cosine >= 0.999
     after = {path.name: path.stat().st_mtime_ns for path in sorted((real_models / name).iterdir())}
     assert after == before  # nothing was rewritten
 
@@ -61,6 +62,7 @@ def test_embed_shape_and_norm(home: Path, name: str, dim: int) -> None:
 @pytest.mark.parametrize("name", ["use-m3", "e5-small"])
 def test_close_meanings_score_higher_across_languages(home: Path, name: str) -> None:
     embedder = load_embedder(name)
+    assert embedder is not None
     docs = embedder.embed(
         [
             "以后代码注释都用英文",
@@ -124,6 +126,8 @@ def test_a_process_can_run_its_sessions_on_one_thread(
     single = spec.load(real_models / "use-m3")
     monkeypatch.setattr(onnx_embedder, "THREADS", None)
     default = spec.load(real_models / "use-m3")
+    assert isinstance(single, onnx_embedder.OnnxEmbedder)
+    assert isinstance(default, onnx_embedder.OnnxEmbedder)
     threads = [e._session.get_session_options().intra_op_num_threads for e in (single, default)]
     assert threads == [1, max(1, min(4, os.cpu_count() or 1))]
     texts = list(PARITY_TEXTS)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from mnemoweave.hosts import client
 
@@ -56,11 +57,11 @@ class Run:
     def mw(self, *args: str) -> str:
         return self("-m", "mnemoweave", *args)
 
-    def hook(self, event: str, payload: dict, **env: str) -> str:
+    def hook(self, event: str, payload: dict[str, Any], **env: str) -> str:
         body = {"session_id": SESSION, "hook_event_name": event, **payload}
         return self("-m", "mnemoweave.hook", "claude-code", event, stdin=json.dumps(body), **env)
 
-    def serve(self) -> subprocess.Popen:
+    def serve(self) -> subprocess.Popen[bytes]:
         daemon = subprocess.Popen(
             [sys.executable, "-m", "mnemoweave", "serve"],
             env=self.env,

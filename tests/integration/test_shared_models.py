@@ -12,7 +12,7 @@ import sys
 WITHIN = 120  # seconds for one command that loads the real model
 
 
-def mw(*args: str, python: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def mw(*args: str, python: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [sys.executable, *python, "-m", "mnemoweave", *args],
         capture_output=True,

@@ -98,7 +98,11 @@ def stop_any_daemon(home: Path) -> None:
         if holder is not None and holder[0]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(holder[0], signal.SIGTERM)
-            wait_for(lambda pid=holder[0]: (client.lock_holder(home) or (0, ""))[0] != pid)
+
+            def released(pid: int = holder[0]) -> bool:
+                return (client.lock_holder(home) or (0, ""))[0] != pid
+
+            wait_for(released)
             quiet_since = time.monotonic()
         time.sleep(0.05)
 

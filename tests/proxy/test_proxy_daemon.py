@@ -13,7 +13,8 @@ from upstream import Upstream
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def answers(port: int) -> int | None:

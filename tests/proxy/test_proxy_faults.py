@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -17,6 +18,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 from proxied import Daemon, Proxy, stop_any_daemon, wait_for
 from test_proxy_memory import KEY, SYSTEM, anthropic_client, ask, openai_client, session_of
 from upstream import ERROR, Upstream
@@ -55,7 +57,10 @@ def test_the_daemon_killed_mid_stream_leaves_the_client_its_whole_reply(
     proxy: Proxy, daemon: Daemon, upstream: Upstream, home: Path
 ) -> None:
     upstream.reply, upstream.pieces, upstream.pause = "one two three four five six", 6, 0.2
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Count."}]
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Count."},
+    ]
     chunks = openai_client(proxy).chat.completions.create(
         model="fake-model", messages=messages, stream=True
     )
@@ -75,7 +80,7 @@ def test_the_daemon_killed_mid_stream_leaves_the_client_its_whole_reply(
 
 
 def test_with_no_daemon_the_request_goes_upstream_untouched_and_one_is_started(
-    start_proxy, upstream: Upstream, home: Path
+    start_proxy: Callable[..., Proxy], upstream: Upstream, home: Path
 ) -> None:
     proxy = start_proxy()
     raw = b'{"model": "fake-model", "messages": [{"role": "user", "content": "Hi."}]}'
@@ -110,7 +115,7 @@ def test_upstream_errors_reach_the_client_unchanged(
         assert (
             answer.headers["retry-after"] == "7" and answer.headers["x-request-id"] == "req-fake-1"
         )
-    error = openai.RateLimitError if status == 429 else openai.InternalServerError
+    error: type[Exception] = openai.RateLimitError if status == 429 else openai.InternalServerError
     if path.endswith("/messages"):
         error = anthropic.RateLimitError if status == 429 else anthropic.InternalServerError
     with pytest.raises(error):
@@ -159,7 +164,7 @@ def test_other_paths_pass_through_unchanged(proxy: Proxy, upstream: Upstream) ->
 
 
 def test_the_proxy_token_is_required_and_not_forwarded(
-    start_proxy, daemon: Daemon, upstream: Upstream
+    start_proxy: Callable[..., Proxy], daemon: Daemon, upstream: Upstream
 ) -> None:
     proxy = start_proxy("--token", "local-secret")
     with pytest.raises(anthropic.AuthenticationError):
@@ -179,12 +184,17 @@ def test_the_proxy_token_is_required_and_not_forwarded(
 
 
 def test_stopping_the_proxy_distills_what_is_pending(
-    start_proxy, daemon: Daemon, upstream: Upstream
+    start_proxy: Callable[..., Proxy], daemon: Daemon, upstream: Upstream
 ) -> None:
     proxy = start_proxy("--idle-seconds", "600")
     ask(proxy, "anthropic", True, "From now on, always write commit messages in English.")
     done = threading.Event()
-    threading.Thread(target=lambda: (proxy.stop(), done.set()), daemon=True).start()
+
+    def stop() -> None:
+        proxy.stop()
+        done.set()
+
+    threading.Thread(target=stop, daemon=True).start()
     assert done.wait(30)
     cards = wait_for(lambda: daemon.call("GET", "/v1/cards"))
     assert [card["suggested_kind"] for card in cards] == ["pref"]
@@ -195,6 +205,7 @@ def test_a_path_with_dot_segments_is_refused_and_never_sent(
     proxy: Proxy, upstream: Upstream, path: str
 ) -> None:
     address = urlsplit(proxy.url)
+    assert address.hostname is not None, proxy.url
     connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
     try:  # http.client sends the path as written (httpx would resolve it first)
         connection.request("GET", path, headers={"Authorization": f"Bearer {KEY}"})

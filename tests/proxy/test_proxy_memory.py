@@ -6,10 +6,14 @@ calls as short lines), and a quiet conversation is distilled."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import anthropic
 import openai
 import pytest
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
 from proxied import Daemon, Proxy, wait_for
 from upstream import Upstream
 
@@ -33,7 +37,10 @@ def anthropic_client(proxy: Proxy) -> anthropic.Anthropic:
 def ask(proxy: Proxy, api: str, stream: bool, prompt: str, system: str = SYSTEM) -> str:
     """One exchange through the proxy with the SDK of `api`; the reply's text."""
     if api == "openai":
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        messages: list[ChatCompletionMessageParam] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": prompt},
+        ]
         sdk = openai_client(proxy)
         if not stream:
             done = sdk.chat.completions.create(model="fake-model", messages=messages)
@@ -41,15 +48,15 @@ def ask(proxy: Proxy, api: str, stream: bool, prompt: str, system: str = SYSTEM)
         chunks = sdk.chat.completions.create(model="fake-model", messages=messages, stream=True)
         return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     claude = anthropic_client(proxy)
-    asked = {
-        "model": "fake-model",
-        "max_tokens": 100,
-        "system": system,
-        "messages": [{"role": "user", "content": prompt}],
-    }
+    said: list[MessageParam] = [{"role": "user", "content": prompt}]
     if not stream:
-        return "".join(b.text for b in claude.messages.create(**asked).content if b.type == "text")
-    with claude.messages.stream(**asked) as events:
+        answer = claude.messages.create(
+            model="fake-model", max_tokens=100, system=system, messages=said
+        )
+        return "".join(b.text for b in answer.content if b.type == "text")
+    with claude.messages.stream(
+        model="fake-model", max_tokens=100, system=system, messages=said
+    ) as events:
         return events.get_final_text()
 
 
@@ -57,7 +64,7 @@ def session_of(system: str, first: str) -> str:
     return f"proxy-{digest(system, first)}"
 
 
-def woven(api: str, body: dict) -> list[str]:
+def woven(api: str, body: dict[str, Any]) -> list[str]:
     """The texts the proxy put into an upstream request body."""
     if api == "openai":
         return [m["content"] for m in body["messages"] if FENCE in str(m["content"])]
@@ -146,7 +153,7 @@ def test_the_weave_is_not_repeated_within_one_conversation(
     )
     daemon.call("POST", "/v1/memories", {"text": EARLIER, "kind": "fact", "project": ""})
     sdk = openai_client(proxy)
-    messages: list = [{"role": "system", "content": SYSTEM}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
     for prompt in (
         QUESTION,
         "Is the staging database pg-stage-7 backed up nightly?",
@@ -168,7 +175,9 @@ def test_the_weave_is_not_repeated_within_one_conversation(
     assert refs and len(refs) == len(set(refs))
 
 
-def test_a_quiet_conversation_is_distilled(start_proxy, daemon: Daemon, upstream: Upstream) -> None:
+def test_a_quiet_conversation_is_distilled(
+    start_proxy: Callable[..., Proxy], daemon: Daemon, upstream: Upstream
+) -> None:
     proxy = start_proxy("--idle-seconds", "0.5")
     ask(proxy, "openai", True, "From now on, always use tabs in Makefiles.")
     cards = wait_for(lambda: daemon.call("GET", "/v1/cards"))

@@ -20,7 +20,8 @@ def models(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> P
     if BUILT and all((Path(BUILT) / name).is_dir() for name in NEEDED):
         monkeypatch.setenv("MNEMOWEAVE_MODELS", BUILT)
         return Path(BUILT)
-    return request.getfixturevalue("real_models")
+    built: Path = request.getfixturevalue("real_models")
+    return built
 
 
 @pytest.fixture

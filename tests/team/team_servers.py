@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 START_WITHIN = 90.0
 STOP_WITHIN = 15.0
@@ -151,7 +152,7 @@ class MemberDaemon:
                 raise AssertionError(f"the daemon did not answer within {DAEMON_WITHIN}s")
             time.sleep(0.05)
 
-    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         from mnemoweave.hosts import client
 
         return client.request(self.home, method, path, body, timeout=30.0)

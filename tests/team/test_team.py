@@ -5,12 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from team_servers import Server, clone, member
 
 from mnemoweave import Engine
 from mnemoweave.projects import project_from_cwd
+from mnemoweave.recall.weave import Weave
 from mnemoweave.team import outbox
 from mnemoweave.team.sync import connect, status, sync
 
@@ -44,11 +46,12 @@ def accept_shared(engine: Engine, project: str, text: str) -> str:
     assert cards, "the pitfall turn made no card"
     written = engine.review(cards[0].id, "accept", kind="fact", summary=text, share=True)
     assert written.action == "new", written
-    return written.id
+    return written.ref
 
 
 def mirrored_texts(engine: Engine, project: str) -> str:
-    return engine.weave(ASK, project=project, budget=2000).text
+    woven: Weave = engine.weave(ASK, project=project, budget=2000)
+    return woven.text
 
 
 def test_a_shares_b_sees_then_a_forgets(server: Server, tmp_path: Path, models: Path):
@@ -120,7 +123,7 @@ def test_server_killed_during_a_publish_of_500(
         a.remember_many({"text": t, "project": project} for t in texts)
         assert len(a.list_memories(1000, project=project)) == 500
         server_side = connect(a)
-        outcome: dict = {}
+        outcome: dict[str, Any] = {}
         pushing = threading.Thread(target=lambda: outcome.update(sync(a)))
         pushing.start()
         deadline = time.monotonic() + 120

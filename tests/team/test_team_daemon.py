@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from team_servers import MemberDaemon, Server, clone, member
 from test_team import ASK, OWN, PITFALL, accept_shared
@@ -18,7 +19,7 @@ from mnemoweave.projects import project_from_cwd
 SYNCED_WITHIN = 30.0
 
 
-def prompt(session: str, cwd: Path, text: str) -> dict:
+def prompt(session: str, cwd: Path, text: str) -> dict[str, Any]:
     return {
         "session_id": session,
         "cwd": str(cwd),
@@ -41,7 +42,7 @@ def cli(home: Path, *args: str, cwd: Path | None = None) -> subprocess.Completed
     )
 
 
-def hook(daemon: MemberDaemon, event: str, payload: dict) -> str:
+def hook(daemon: MemberDaemon, event: str, payload: dict[str, Any]) -> str:
     return str(daemon.call("POST", f"/v1/hooks/claude-code/{event}", {"payload": payload}))
 
 

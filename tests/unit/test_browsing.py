@@ -7,11 +7,15 @@ import json
 
 import pytest
 
+from mnemoweave import Engine
 from mnemoweave.errors import InvalidInput, NotFound
+from mnemoweave.model import Memory
 
 
-def written_title(engine, ref: str) -> str:
-    return engine.get(ref).title
+def written_title(engine: Engine, ref: str) -> str:
+    memory = engine.get(ref)
+    assert isinstance(memory, Memory)
+    return memory.title
 
 
 def test_memories_page_by_status_newest_first(engine):

@@ -94,7 +94,7 @@ def test_examples_are_not_in_the_datasets() -> None:
     from pathlib import Path
 
     data = Path(__file__).resolve().parents[2] / "bench" / "data"
-    texts = set()
+    texts: set[str] = set()
     for path in data.glob("classify_*.jsonl"):
         texts.update(line for line in path.read_text(encoding="utf-8").splitlines())
     blob = "\n".join(texts)
@@ -243,7 +243,8 @@ class FakeEmbedder:
                 digest = hashlib.blake2b(text[i : i + 3].encode(), digest_size=2).digest()
                 out[row, int.from_bytes(digest, "big") % self.dim] += 1.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.maximum(norms, 1e-9)
+        unit: np.ndarray = out / np.maximum(norms, 1e-9)
+        return unit
 
 
 def test_embedder_prototypes_are_blended_and_cached() -> None:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pluggy
 import pytest
 
 from mnemoweave import hookspecs
@@ -39,7 +38,7 @@ from mnemoweave.embed.artifacts import (
 from mnemoweave.embed.fake import HashEmbedder
 from mnemoweave.embed.onnx_embedder import RuntimeConfig
 from mnemoweave.errors import InvalidInput, MnemoweaveError
-from mnemoweave.plugins import make_plugin_manager
+from mnemoweave.plugins import Plugins, make_plugin_manager
 
 SOURCE = {"package": "stub-weights", "version": "1.0"}
 
@@ -134,7 +133,7 @@ class StubPlugin:
         )
 
 
-def plugin_manager(*plugins: object) -> pluggy.PluginManager:
+def plugin_manager(*plugins: object) -> Plugins:
     pm = make_plugin_manager(load_entrypoints=False)
     for plugin in plugins:
         pm.register(plugin)

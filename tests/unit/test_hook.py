@@ -62,7 +62,7 @@ def stand_in(home: Path, answers: list[tuple[int, bytes]]) -> Iterator[list[byte
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # a short path: a Unix socket's path is limited to about 100 bytes
     short = Path(os.path.realpath("/tmp")) / f"mwh-{os.getpid()}-{id(tmp_path)}"
     short.mkdir()

@@ -34,7 +34,7 @@ def layer(name: str) -> int:
 def imported(path: Path) -> set[str]:
     """Every mnemoweave module a file imports (anywhere in it, TYPE_CHECKING too), dotted
     under the package: `store.db`, `engine`."""
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module:
             assert not node.level, f"{path}: a relative import"

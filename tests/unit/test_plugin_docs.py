@@ -8,6 +8,7 @@ import re
 import types
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -52,8 +53,9 @@ def plugged(engine, name: str) -> types.ModuleType:
     return module
 
 
-def payload(event: str) -> dict:
-    return json.loads((PAYLOADS / f"{event}.json").read_text())
+def payload(event: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((PAYLOADS / f"{event}.json").read_text())
+    return data
 
 
 # --- one check per hook: trigger it where the doc says, look for the example's effect --------

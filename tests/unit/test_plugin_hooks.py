@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -37,8 +38,8 @@ def hookspec_names() -> list[str]:
     )
 
 
-def payload(event: str, **changes: object) -> dict:
-    data = json.loads((PAYLOADS / f"{event}.json").read_text())
+def payload(event: str, **changes: object) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((PAYLOADS / f"{event}.json").read_text())
     data.update(changes)
     return data
 
@@ -47,9 +48,9 @@ class Recorder:
     """A plugin that records the notification and event hooks with the arguments given."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[str, dict]] = []
+        self.calls: list[tuple[str, dict[str, Any]]] = []
 
-    def of(self, hook: str) -> list[dict]:
+    def of(self, hook: str) -> list[dict[str, Any]]:
         return [arguments for name, arguments in self.calls if name == hook]
 
     @hookimpl

@@ -3,6 +3,7 @@ of one memory and a store of thousands judge a prompt alike (relevance.py, wordi
 
 from mnemoweave.recall import wordinfo
 from mnemoweave.recall.relevance import Gate, prompt_words
+from mnemoweave.recall.retrieve import DenseChannel
 from mnemoweave.text import translations
 
 
@@ -34,13 +35,13 @@ def test_the_gate_judges_a_memory_the_same_in_a_young_store_and_a_large_one(engi
     assert chinese.coverage == 1.0 and not chinese.same_language  # through the glossary
 
 
-def test_a_long_text_holds_the_prompts_words_only_within_a_window():
+def test_a_long_text_holds_the_prompts_words_only_within_a_window() -> None:
     from mnemoweave.recall.relevance import Gate as G
 
     class Bare:
-        channels: list = []
+        channels: list[DenseChannel] = []
 
-    gate = G(Bare(), "upload timeout retry")  # type: ignore[arg-type]
+    gate = G(Bare(), "upload timeout retry")  # type: ignore[arg-type]  # a stand-in, on purpose
     near = "Uploads hung. We set a timeout and a retry on the upload client."
     far = (
         "Uploads are big. "
@@ -53,12 +54,12 @@ def test_a_long_text_holds_the_prompts_words_only_within_a_window():
     assert gate.coverage(far) < 1.0
 
 
-def test_a_glossary_equivalent_counts_as_a_word_not_as_part_of_a_name():
+def test_a_glossary_equivalent_counts_as_a_word_not_as_part_of_a_name() -> None:
     class Bare:
-        channels: list = []
+        channels: list[DenseChannel] = []
 
-    gate = Gate(Bare(), "查找")  # type: ignore[arg-type]
+    gate = Gate(Bare(), "查找")  # type: ignore[arg-type]  # a stand-in, on purpose
     assert gate.coverage("Full-text search over the docs.") == 1.0
     assert gate.coverage("nimbus-search deploys on Fridays.") == 0.0  # a service's name
-    own = Gate(Bare(), "search")  # type: ignore[arg-type]
+    own = Gate(Bare(), "search")  # type: ignore[arg-type]  # a stand-in, on purpose
     assert own.coverage("nimbus-search deploys.") == 1.0  # the prompt's own word, in a name

@@ -1,4 +1,5 @@
 import json
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -97,6 +98,8 @@ def test_an_unknown_task_is_queued_to_learn_and_closed_when_learned(engine):
 def test_skill_queue_from_the_cli_and_the_mcp_tool(mnemoweave_home):
     import asyncio
 
+    from mcp.types import CallToolResult, TextContent
+
     from mnemoweave.mcp.server import build
 
     runner = CliRunner()
@@ -106,10 +109,13 @@ def test_skill_queue_from_the_cli_and_the_mcp_tool(mnemoweave_home):
         "  1. rotate the database credentials  (asked 1x)\n"
     )
 
-    def tool(**arguments) -> str:
+    def tool(**arguments: Any) -> str:
         result = asyncio.run(build("").call_tool("memory_skill", arguments))
-        assert not result.is_error, result.content[0].text
-        return result.content[0].text
+        assert isinstance(result, CallToolResult)
+        first = result.content[0]
+        assert isinstance(first, TextContent)
+        assert not result.is_error, first.text
+        return first.text
 
     assert "queued to learn" in tool(action="check", query="renew the TLS certificates")
     assert tool(action="queue").splitlines()[1:-1] == [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -24,12 +25,17 @@ def run(*args: str, code: int = 0) -> str:
     return result.output
 
 
-def tool(name: str, /, **arguments) -> str:
+def tool(name: str, /, **arguments: Any) -> str:
+    from mcp.types import CallToolResult, TextContent
+
     from mnemoweave.mcp.server import build
 
     result = asyncio.run(build("").call_tool(name, arguments))
-    assert not result.is_error, result.content[0].text
-    return result.content[0].text
+    assert isinstance(result, CallToolResult)
+    first = result.content[0]
+    assert isinstance(first, TextContent)
+    assert not result.is_error, first.text
+    return first.text
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -105,7 +106,7 @@ def test_citations_of_an_older_store_are_filled_in(tmp_path, monkeypatch):
     assert _citations(db, "card") == [("t_5", 1), ("t_6", 1)]
 
 
-def test_the_brief_reads_its_rows_in_index_order_without_sorting(tmp_path):
+def test_the_brief_reads_its_rows_in_index_order_without_sorting(tmp_path: Path) -> None:
     from mnemoweave.store import memories
 
     db = connect(tmp_path / "s.sqlite")

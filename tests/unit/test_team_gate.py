@@ -9,6 +9,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,7 @@ def team(tmp_path: Path) -> Iterator[Team]:
         server.server_close()
 
 
-def _send(port: int, head: str, body: bytes = b"") -> tuple[int, dict]:
+def _send(port: int, head: str, body: bytes = b"") -> tuple[int, dict[str, Any]]:
     """One raw request (headers as written, then `body`); the status and JSON answer."""
     with socket.create_connection(("127.0.0.1", port), timeout=WITHIN) as conn:
         conn.sendall(head.encode() + b"\r\n" + body)
@@ -64,13 +65,15 @@ def _head(length: str, token: str, path: str = "/v1/team/join", method: str = "P
     )
 
 
-def call(port: int, token: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+def call(
+    port: int, token: str, path: str, body: dict[str, Any] | None = None
+) -> tuple[int, dict[str, Any]]:
     data = json.dumps(body).encode() if body is not None else b""
     method = "POST" if body is not None else "GET"
     return _send(port, _head(str(len(data)), token, path, method), data)
 
 
-def record(text: str, project: str = "github.com/acme/app", **extra) -> dict:
+def record(text: str, project: str = "github.com/acme/app", **extra: Any) -> dict[str, Any]:
     vector = pack(extra.pop("vector", [1.0, 0.0, 0.0, 0.0]))
     given = {"project": project, "kind": "fact", "text": text, "created": 1.7e9}
     return given | {"vector": vector} | extra

@@ -126,12 +126,12 @@ def test_review_accepts_three_cards_in_one_batch(page: Any, ui: UI, watch: Watch
 
     memories = {}
     for ref in rows:
-        card = eventually(
-            lambda ref=ref: (
-                (c := ui.call("GET", f"/v1/records/{ref}"))["status"] == "accepted" and c
-            ),
-            f"{ref} accepted",
-        )
+
+        def accepted(ref: str = ref) -> Any:
+            answer = ui.call("GET", f"/v1/records/{ref}")
+            return answer["status"] == "accepted" and answer
+
+        card = eventually(accepted, f"{ref} accepted")
         memories[ref] = ui.call("GET", f"/v1/records/{card['memory_id']}")
     assert len({m["id"] for m in memories.values()}) == 3
     assert all(m["status"] == "active" for m in memories.values())

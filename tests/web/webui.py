@@ -18,7 +18,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from mnemoweave.hosts import client
 
@@ -81,7 +81,19 @@ MEMORIES = {
     "xss": "<script>alert(1)</script>",
 }
 SEARCHES = {"zh": "门禁卡 更换", "en": "staging database password"}
-SKILL = {
+
+
+class Taught(TypedDict):
+    """A skill as `Engine.teach_skill` takes it."""
+
+    name: str
+    summary: str
+    triggers: list[str]
+    steps: list[str]
+    source_urls: list[str]
+
+
+SKILL: Taught = {
     "name": "release-checklist",
     "summary": "How a release is cut: version bump, changelog, tag, publish",
     "triggers": ["release", "发布"],
