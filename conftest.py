@@ -19,7 +19,13 @@ ROOT = Path(__file__).resolve().parent
 # Folders whose every test starts a daemon, a server, a browser or a setup: all marked slow,
 # as is every test that needs the real models (built once per worker). The fast tier,
 # `-m "not slow and not e2e"`, is what is left.
-SLOW_FOLDERS = ("tests/daemon", "tests/integration", "tests/web", "tests/team", "tests/proxy")
+SLOW_FOLDERS: tuple[str, ...] = (
+    "tests/daemon",
+    "tests/integration",
+    "tests/web",
+    "tests/team",
+    "tests/proxy",
+)
 SLOW_FOLDERS += ("bench/tests",)
 REAL_MODELS = {"real_models", "built_models"}
 
@@ -33,6 +39,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STASH] = prefix
 
 
+# The folders whose files take longest, longest first: the two workers take a file at a time
+# in collection order, so these start first and the quick unit files fill in at the end.
+FIRST = ("tests/e2e", "tests/proxy", "bench/tests", "tests/integration", "tests/daemon")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     slow = [ROOT / folder for folder in SLOW_FOLDERS]
     for item in items:
@@ -40,6 +51,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             getattr(item, "fixturenames", ())
         ):
             item.add_marker(pytest.mark.slow)
+    first = [ROOT / folder for folder in FIRST]
+
+    def rank(item: pytest.Item) -> int:
+        found = (n for n, folder in enumerate(first) if item.path.is_relative_to(folder))
+        return next(found, len(first))
+
+    items.sort(key=rank)  # stable: each file's tests keep their order
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
