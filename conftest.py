@@ -40,7 +40,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # The folders whose files take longest, longest first: the two workers take a file at a time
-# in collection order, so these start first and the quick unit files fill in at the end.
+# in collection order (`--no-loadscope-reorder`: xdist would put the files with the most
+# tests first), so these start first and the quick unit files fill in at the end.
 FIRST = ("tests/e2e", "tests/proxy", "bench/tests", "tests/integration", "tests/daemon")
 
 
