@@ -81,21 +81,20 @@ def _unit(matrix: Any) -> Any:
     return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
-def _upserted(collection_id: str, ids: Sequence[str], vectors: Any) -> None:
-    """Apply a write to the collection's kept vectors, if it has them (the last of an id
-    written twice wins): a row replaced in a copy (a query may hold the old one), new ones
-    appended after the rows a query may hold. Past EXACT_MAX they are dropped."""
+def _upserted(collection_id: str, exact: _Exact | None, ids: Sequence[str], vectors: Any) -> None:
+    """Keep the collection's vectors as they were before a write (`exact`, if it had them)
+    with the write applied (the last of an id written twice wins): a row replaced in a copy
+    (a query may hold the old one), new ones appended after the rows a query may hold. Past
+    EXACT_MAX they are dropped."""
     import numpy as np
 
-    _changes[collection_id] = _changes.get(collection_id, 0) + 1
-    exact = _exact.get(collection_id)
+    _changed(collection_id)
     if exact is None:  # not read yet, or searched through Chroma
         return
     fresh = dict(zip(ids, _unit(np.asarray(vectors, dtype=np.float32)), strict=True))
     added = [ref for ref in fresh if ref not in exact.rows]
     count = len(exact.ids)
     if count + len(added) > EXACT_MAX or (count and exact.room.shape[1] != len(fresh[ids[0]])):
-        _exact.pop(collection_id, None)
         return
     room = exact.room
     if count == 0 or count + len(added) > len(room) or len(added) < len(fresh):
@@ -265,11 +264,9 @@ class VectorIndex:
                     None,
                     *_WHERE,
                 )
-            if kept is not None:
-                _exact[collection.id] = kept
-                _upserted(
-                    collection.id, [ids[i] for i in positions], [vectors[i] for i in positions]
-                )
+            _upserted(
+                collection.id, kept, [ids[i] for i in positions], [vectors[i] for i in positions]
+            )
 
     def delete(self, table: str, ids: Sequence[str]) -> None:
         """Remove these ids from every collection of the table (deletes are rare: a purge,
