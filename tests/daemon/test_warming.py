@@ -157,8 +157,10 @@ def test_a_prompt_that_may_wait_is_held_while_the_daemon_warms_up_then_woven(
 ):
     home, project = store
     prompt = {"session_id": "w3", "cwd": str(project), "prompt": "the staging database name?"}
+    stop = {"session_id": "w3", "cwd": str(project), "last_assistant_message": "Checked."}
     with store_held(home):
         serve(home, daemon_exits)
+        assert hook(home, "Stop", stop) == ""  # spooled: storing it waits for the store
         asked = subprocess.Popen(
             [str(LAUNCHER), "hook", "claude-code", "UserPromptSubmit"],
             stdin=subprocess.PIPE,
@@ -169,10 +171,12 @@ def test_a_prompt_that_may_wait_is_held_while_the_daemon_warms_up_then_woven(
         asked.stdin.write(json.dumps(prompt).encode())
         asked.stdin.close()
         time.sleep(1.0)
-        assert asked.poll() is None  # held: the warm-up may end within its 30 s
+        assert asked.poll() is None  # held: the daemon may be ready within its 30 s
     assert asked.wait(timeout=60) == 0
     out = asked.stdout.read()
     asked.stdout.close()
     assert FACT in context(out.decode())  # woven by the daemon once warm
     assert "spooled" not in log(home)
-    assert float((home / "daemon.warm-up").read_text()) > 1.0  # the next guess: this one
+    turns = client.request(home, "GET", "/v1/turns?session=w3")["result"]
+    assert [t["text"] for t in turns] == ["Checked.", "the staging database name?"]
+    assert 0 < float((home / "daemon.warm-up").read_text()) < 60  # the next guess: this one

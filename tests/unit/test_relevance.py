@@ -1,6 +1,12 @@
 """The relevance gate's signals: word information from outside the store, so that a store
 of one memory and a store of thousands judge a prompt alike (relevance.py, wordinfo.py)."""
 
+from pathlib import Path
+
+import pytest
+
+from mnemoweave.config import shared_cache
+from mnemoweave.embed import use_m3
 from mnemoweave.recall import wordinfo
 from mnemoweave.recall.relevance import Gate, prompt_words
 from mnemoweave.recall.retrieve import DenseChannel
@@ -13,6 +19,28 @@ def test_rare_words_say_more_than_common_ones_in_both_languages():
     assert info("的") < info("部署") < info("重试")
     assert info("httpx") > info("client")  # an identifier needs pieces: it says a lot
     assert wordinfo.information("zzqxj") > 20  # unknown to every piece table
+
+
+def test_the_piece_table_is_kept_once_for_every_data_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(wordinfo, "_pieces", None)  # a new process
+    older = wordinfo.cache_dir() / wordinfo.CACHE  # where an older version kept its copy
+    older.parent.mkdir(parents=True)
+    older.write_text("{}")
+    built = wordinfo.piece_table()
+    assert (shared_cache() / wordinfo.CACHE).is_file() and not older.exists()
+
+    def unread(path: Path) -> None:
+        raise AssertionError(f"{path} read again")
+
+    monkeypatch.setattr(use_m3, "read_sp_model", unread)
+    monkeypatch.setattr(wordinfo, "_pieces", None)
+    monkeypatch.setenv("MNEMOWEAVE_HOME", str(tmp_path / "another-data-dir"))
+    kept = wordinfo.piece_table()
+    assert kept.keys() == built.keys()
+    assert all(abs(kept[piece] - cost) < 0.001 for piece, cost in built.items())
 
 
 def test_prompt_words_are_whole_words_once_with_their_translations():

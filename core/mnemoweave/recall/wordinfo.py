@@ -10,18 +10,21 @@ general text, so that a young store's handful of texts never decides what a prom
   scores), case variants of a piece pooled. A rare word or an identifier that needs many
   pieces says more than a common one.
 
-The piece table is read once per process (from a copy in the data dir's cache, written the
-first time; reading the package's own file takes most of a second).
+The piece table is read once per process, from a copy in the cache every data dir shares
+(written the first time: reading the package's own file takes most of a second; a data dir of
+an older version kept its own copy in its cache: it is removed).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
 import threading
 from pathlib import Path
 
+from mnemoweave.config import shared_cache
 from mnemoweave.text import cache_dir, cjk_count
 
 CACHE = "word_pieces.json"
@@ -86,7 +89,9 @@ def _load() -> dict[str, float]:
     from mnemoweave.embed.use_m3 import read_sp_model, resources, source_key
 
     stamp = json.dumps(source_key(), sort_keys=True)
-    path = cache_dir() / CACHE
+    with contextlib.suppress(OSError):
+        (cache_dir() / CACHE).unlink(missing_ok=True)
+    path = shared_cache() / CACHE
     try:
         cached = json.loads(path.read_text(encoding="utf-8"))
         if cached.get("stamp") == stamp:
