@@ -68,7 +68,9 @@ def claude(
     mnemoweave_home: Path,
 ) -> Iterator[ClaudeHarness]:
     """An isolated HOME + git project wired to ``fake_anthropic``; ``claude.run(...)``."""
-    yield ClaudeHarness(claude_code, fake_anthropic, tmp_path / "claude", mnemoweave_home)
+    harness = ClaudeHarness(claude_code, fake_anthropic, tmp_path / "claude", mnemoweave_home)
+    harness.seed_shared_cache()
+    yield harness
 
 
 @pytest.fixture
@@ -98,7 +100,9 @@ def opencode(
     mnemoweave_home: Path,
 ) -> Iterator[OpenCodeHarness]:
     """An isolated HOME, XDG tree + git project wired to ``fake_openai``; ``opencode.run``."""
+    harness = OpenCodeHarness(opencode_cli, fake_openai, tmp_path / "oc", mnemoweave_home)
+    harness.seed_shared_cache()
     try:
-        yield OpenCodeHarness(opencode_cli, fake_openai, tmp_path / "oc", mnemoweave_home)
+        yield harness
     finally:
         stop_daemons(mnemoweave_home)

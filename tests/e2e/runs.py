@@ -14,10 +14,12 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
+
+from mnemoweave.hosts import client
 
 from .fake_server import FakeServer
 
@@ -99,6 +101,27 @@ class HostHarness(Generic[ResultT]):
                 env={**self.env(), "GIT_CONFIG_NOSYSTEM": "1"},
             )
 
+    def seed_shared_cache(self) -> None:
+        """Give the run's XDG cache the tables every data dir shares, built once per test
+        worker from installed packages (jieba's dictionary, the word pieces): the host's
+        first daemon then warms as on a user's second day, not the first hour."""
+        from mnemoweave.config import shared_cache
+        from mnemoweave.recall import wordinfo
+        from mnemoweave.text import jieba_dictionary
+
+        wordinfo.piece_table()
+        target = self.xdg_homes()["CACHE"] / "mnemoweave"
+        target.mkdir(parents=True, exist_ok=True)
+        for built in (jieba_dictionary(), shared_cache() / wordinfo.CACHE):
+            if built.exists():
+                shutil.copy2(built, target / built.name)
+
+    def daemon(self) -> set[int]:
+        """The daemon serving the data dir, which a run may leave running (a hook or plugin
+        starts it detached to outlive the session; the test's end stops it)."""
+        holder = client.lock_holder(self.mnemoweave_home)
+        return {holder[0]} if holder and holder[1] == client.DAEMON_ROLE and holder[0] else set()
+
     @property
     def grace(self) -> float:
         """Seconds the processes a run leaves behind get to finish."""
@@ -175,7 +198,7 @@ class HostHarness(Generic[ResultT]):
             if proc.poll() is None:
                 _kill_run(proc.pid, token)
                 proc.wait(timeout=KILLED_WITHIN)
-        _reap_run(proc.pid, token, self.grace)
+        _reap_run(proc.pid, token, self.grace, self.daemon)
         result = self.result_type(
             rc=proc.returncode,
             stdout=stdout,
@@ -223,8 +246,8 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def _kill_tagged(token: str | None) -> None:
-    for pid in _tagged(token):
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
 
@@ -232,20 +255,25 @@ def _kill_tagged(token: str | None) -> None:
 def _kill_run(pgid: int, token: str | None) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    _kill_tagged(token)
+    _kill(_tagged(token))
 
 
-def _reap_run(pgid: int, token: str | None, grace: float) -> None:
+def _reap_run(pgid: int, token: str | None, grace: float, kept: Callable[[], set[int]]) -> None:
     """Wait up to ``grace`` seconds for the run's process group (and, with a token, every
-    process carrying it) to end, then kill what is left. A process group id cannot be
-    reused while any member lives, and the token is unique to the run, so only the run's
-    own processes are reached."""
+    process carrying it but those ``kept`` gives) to end, then kill what is left. A process
+    group id cannot be reused while any member lives, and the token is unique to the run, so
+    only the run's own processes are reached."""
     deadline = time.monotonic() + grace
-    while _group_alive(pgid) or _tagged(token):
+
+    def left() -> list[int]:
+        return [pid for pid in _tagged(token) if pid not in kept()] if token else []
+
+    while _group_alive(pgid) or left():
         if time.monotonic() >= deadline:
-            _kill_run(pgid, token)
-            for _ in range(3 if token else 0):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+            for _ in range(4 if token else 0):
+                _kill(left())
                 time.sleep(0.1)
-                _kill_tagged(token)
             return
         time.sleep(POLL)

@@ -39,6 +39,7 @@ def test_what_claude_code_decides_reaches_opencode(
         opencode = OpenCodeHarness(
             opencode_cli, fake_openai, tmp_path / "oc", mnemoweave_home, project=claude.cwd
         )
+        opencode.seed_shared_cache()
         opencode.use_plugin()
         result = opencode.run("Install the frontend dependencies.")
         assert result.rc == 0, result

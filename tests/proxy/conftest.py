@@ -7,18 +7,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from proxied import Daemon, Proxy, stop_any_daemon
+from proxied import BUDGET_MS, Daemon, Proxy, new_home, stop_any_daemon
 from upstream import Upstream
-
-BUDGET_MS = "5000"  # the weave's budget in these tests: a busy machine is no failure
 
 
 @pytest.fixture
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The test's data dir; a daemon a proxy woke for it is stopped when the test ends."""
-    path = tmp_path_factory.mktemp("px")
-    assert len(str(path / "daemon.sock")) <= 100, f"{path}: too long for a Unix socket path"
-    (path / "config.toml").write_text('embedder = "none"\ndaemon_idle_minutes = 5\n')
+    path = new_home(tmp_path_factory)
     yield path
     stop_any_daemon(path)
 

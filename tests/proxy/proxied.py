@@ -16,12 +16,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
+
 import processes
 from mnemoweave.hosts import client
 
 START_WITHIN = 60.0
 STOP_WITHIN = 20.0
 STORED_WITHIN = 30.0
+BUDGET_MS = "5000"  # the weave's budget in these tests: a busy machine is no failure
 T = TypeVar("T")
 
 
@@ -36,6 +39,14 @@ def environment(home: Path, **settings: str) -> dict[str, str]:
         | {"MNEMOWEAVE_HOME": str(home), "MNEMOWEAVE_MODELS": models, "HOME": str(user)}
         | settings
     )
+
+
+def new_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir with a path short enough for its socket, lexical-only."""
+    path = tmp_path_factory.mktemp("px")
+    assert len(str(path / "daemon.sock")) <= 100, f"{path}: too long for a Unix socket path"
+    (path / "config.toml").write_text('embedder = "none"\ndaemon_idle_minutes = 5\n')
+    return path
 
 
 def wait_for(check: Callable[[], T], within: float = STORED_WITHIN) -> T:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
 from anthropic.types import MessageParam
@@ -58,6 +59,12 @@ def ask(proxy: Proxy, api: str, stream: bool, prompt: str, system: str = SYSTEM)
         model="fake-model", max_tokens=100, system=system, messages=said
     ) as events:
         return events.get_final_text()
+
+
+def post(proxy: Proxy, path: str, raw: bytes) -> httpx.Response:
+    """`raw` posted as it is to `path` through the proxy, with the API key."""
+    headers = {"Authorization": f"Bearer {KEY}"}
+    return httpx.post(f"{proxy.url}{path}", content=raw, headers=headers, timeout=30)
 
 
 def session_of(system: str, first: str) -> str:
@@ -109,16 +116,8 @@ def test_memory_from_an_earlier_conversation_reaches_the_upstream(
 def test_a_request_memory_adds_nothing_to_goes_upstream_byte_for_byte(
     proxy: Proxy, upstream: Upstream
 ) -> None:
-    import httpx
-
     raw = b'{"model":"fake-model",  "messages":[{"role":"user","content":"hello there"}]}'
-    answer = httpx.post(
-        f"{proxy.url}/v1/chat/completions",
-        content=raw,
-        headers={"Authorization": f"Bearer {KEY}"},
-        timeout=30,
-    )
-    assert answer.status_code == 200
+    assert post(proxy, "/v1/chat/completions", raw).status_code == 200
     assert upstream.requests[-1]["body"] == raw
 
 

@@ -30,6 +30,7 @@ def opencode(home: Path, tmp_path: Path) -> Iterator[tuple[OpenCodeHarness, Prox
         pytest.skip(f"OpenCode unavailable: {exc}")
     with FakeOpenAI() as fake:
         harness = OpenCodeHarness(cli, fake, tmp_path / "oc", home)
+        harness.seed_shared_cache()
         proxy = Proxy(home, fake.base_url, "--project", str(harness.cwd), "--idle-seconds", "1")
         try:
             config = provider_config(f"{proxy.url}/v1")

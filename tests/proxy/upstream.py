@@ -23,6 +23,15 @@ ERROR = {"error": {"message": "slow down", "type": "rate_limit_error"}}
 
 class Upstream:
     def __init__(self) -> None:
+        self.reset()
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def reset(self) -> None:
+        """Every setting back to its default, and no request recorded."""
         self.reply = "OK-FAKE"
         self.tool = False
         self.command = "make test"
@@ -31,11 +40,6 @@ class Upstream:
         self.pieces = 3
         self.requests: list[dict[str, Any]] = []
         self.cut = threading.Event()
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
 
     @property
     def url(self) -> str:
