@@ -16,7 +16,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from mnemoweave.daemon.process import stop
 from mnemoweave.hosts import client
+from processes import serving
 
 MNEMOWEAVE = [sys.executable, "-m", "mnemoweave"]
 START_WITHIN = 90.0  # seconds a daemon may take to answer (models, jieba, warm-up)
@@ -90,35 +92,14 @@ def wait_for_daemon(home: Path, log: Path | None = None, within: float = START_W
         time.sleep(0.1)
 
 
-def _daemon_pids(home: Path) -> list[int]:
-    """Processes serving `home`: `mnemoweave ... serve` whose --home or MNEMOWEAVE_HOME is it."""
-    wanted = os.fsencode(str(home))
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as handle:
-                args = handle.read().split(b"\0")
-            if b"serve" not in args or not any(b"mnemoweave" in a for a in args):
-                continue
-            with open(f"/proc/{name}/environ", "rb") as handle:
-                environ = handle.read().split(b"\0")
-        except OSError:
-            continue
-        if wanted in args or b"MNEMOWEAVE_HOME=" + wanted in environ:
-            found.append(int(name))
-    return found
-
-
 def stop_daemons(home: Path) -> None:
-    """Stop every daemon of `home`: `mnemoweave stop`, then SIGTERM and, if that is not
+    """Stop every daemon of `home`: as `mnemoweave stop` does, then SIGTERM and, if that is not
     enough, SIGKILL to whatever still serves it (one may still have been starting)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOWEAVE_")}
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        mw({**env, "MNEMOWEAVE_HOME": str(home)}, "stop", "--wait", "10", timeout=30)
+    if client.lock_holder(home) is None and not serving(home):
+        return  # nothing serves it, nothing is starting to
+    stop(home, 10)
     holder = client.lock_holder(home)
-    pids = set(_daemon_pids(home))
+    pids = set(serving(home))
     if holder and holder[1] == client.DAEMON_ROLE and holder[0]:
         pids.add(holder[0])
     for sig in (signal.SIGTERM, signal.SIGKILL):

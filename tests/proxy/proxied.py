@@ -98,23 +98,20 @@ class Daemon:
 
 
 def stop_any_daemon(home: Path) -> None:
-    """Stop the daemons some process started detached for `home` (the proxy wakes one; one
-    woken twice waits for the lock and serves once the first has stopped): done when no
-    daemon has held the lock for a second."""
+    """Stop every daemon of `home`, however it was started (the proxy wakes one; one woken
+    twice waits for the lock and serves once the first has stopped): done when neither the
+    lock's holder nor any `serve` process of `home` is left."""
     deadline = time.monotonic() + STOP_WITHIN
-    quiet_since = time.monotonic()
-    while time.monotonic() - quiet_since < 1.0:
-        assert time.monotonic() < deadline, "timed out"
+
+    def left() -> set[int]:
         holder = client.lock_holder(home)
-        if holder is not None and holder[0]:
+        return set(processes.serving(home)) | ({holder[0]} if holder and holder[0] else set())
+
+    while found := left():
+        assert time.monotonic() < deadline, f"timed out: {found} still serve {home}"
+        for pid in found:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(holder[0], signal.SIGTERM)
-
-            def released(pid: int = holder[0]) -> bool:
-                return (client.lock_holder(home) or (0, ""))[0] != pid
-
-            wait_for(released)
-            quiet_since = time.monotonic()
+                os.kill(pid, signal.SIGTERM)
         time.sleep(0.05)
 
 
