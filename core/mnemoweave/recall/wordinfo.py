@@ -105,8 +105,9 @@ def _load() -> dict[str, float]:
             key = piece.lower()
             p = math.exp(score) + math.exp(-pooled[key]) if key in pooled else math.exp(score)
             pooled[key] = -math.log(p)
-    _save(path, stamp, pooled)
-    return pooled
+    table = {piece: round(cost, 3) for piece, cost in pooled.items()}  # as it is kept
+    _save(path, stamp, table)
+    return table
 
 
 def _save(path: Path, stamp: str, pieces: dict[str, float]) -> None:
@@ -114,8 +115,7 @@ def _save(path: Path, stamp: str, pieces: dict[str, float]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         temporary = path.with_name(f".{path.name}.tmp")
-        rounded = {piece: round(cost, 3) for piece, cost in pieces.items()}
-        temporary.write_text(json.dumps({"stamp": stamp, "pieces": rounded}), encoding="utf-8")
+        temporary.write_text(json.dumps({"stamp": stamp, "pieces": pieces}), encoding="utf-8")
         temporary.chmod(0o600)
         temporary.replace(path)
     except OSError:
