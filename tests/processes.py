@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from mnemoweave.daemon.process import daemon_pid
+
 
 def stop(process: subprocess.Popen[Any], within: float) -> int:
     """The exit status of `process` after SIGTERM; one that outlives `within` seconds is
@@ -43,3 +45,9 @@ def serving(home: Path) -> list[int]:
         if wanted in args or b"MNEMOWEAVE_HOME=" + wanted in environ:
             found.append(int(name))
     return found
+
+
+def daemons(home: Path) -> set[int]:
+    """The daemons of `home`: the one holding its lock and every `serve` process of it."""
+    held = daemon_pid(home)
+    return set(serving(home)) | ({held} if held else set())

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from mnemoweave.daemon.process import stop
 from mnemoweave.hosts import client
-from processes import serving
+from processes import daemons
 
 MNEMOWEAVE = [sys.executable, "-m", "mnemoweave"]
 START_WITHIN = 90.0  # seconds a daemon may take to answer (models, jieba, warm-up)
@@ -95,13 +95,10 @@ def wait_for_daemon(home: Path, log: Path | None = None, within: float = START_W
 def stop_daemons(home: Path) -> None:
     """Stop every daemon of `home`: as `mnemoweave stop` does, then SIGTERM and, if that is not
     enough, SIGKILL to whatever still serves it (one may still have been starting)."""
-    if client.lock_holder(home) is None and not serving(home):
+    if not daemons(home):
         return  # nothing serves it, nothing is starting to
     stop(home, 10)
-    holder = client.lock_holder(home)
-    pids = set(serving(home))
-    if holder and holder[1] == client.DAEMON_ROLE and holder[0]:
-        pids.add(holder[0])
+    pids = daemons(home)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):

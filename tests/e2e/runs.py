@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
-from mnemoweave.hosts import client
+from mnemoweave.daemon.process import daemon_pid
 
 from .fake_server import FakeServer
 
@@ -119,8 +119,8 @@ class HostHarness(Generic[ResultT]):
     def daemon(self) -> set[int]:
         """The daemon serving the data dir, which a run may leave running (a hook or plugin
         starts it detached to outlive the session; the test's end stops it)."""
-        holder = client.lock_holder(self.mnemoweave_home)
-        return {holder[0]} if holder and holder[1] == client.DAEMON_ROLE and holder[0] else set()
+        pid = daemon_pid(self.mnemoweave_home)
+        return {pid} if pid else set()
 
     @property
     def grace(self) -> float:
@@ -187,16 +187,16 @@ class HostHarness(Generic[ResultT]):
             stdout, stderr = proc.communicate(timeout=timeout)
             finished = time.monotonic()
         except subprocess.TimeoutExpired:
-            _kill_run(proc.pid, token)
+            _kill_run(proc.pid, _tagged(token))
             stdout, stderr = proc.communicate(timeout=KILLED_WITHIN)
-            _kill_run(proc.pid, token)
+            _kill_run(proc.pid, _tagged(token))
             raise self.timeout_error(
                 f"{self.command} did not finish within {timeout} s: {args[1:]!r}\n"
                 f"stdout: {stdout[-1500:]!r}\nstderr: {stderr[-3000:]!r}"
             ) from None
         finally:
             if proc.poll() is None:
-                _kill_run(proc.pid, token)
+                _kill_run(proc.pid, _tagged(token))
                 proc.wait(timeout=KILLED_WITHIN)
         _reap_run(proc.pid, token, self.grace, self.daemon)
         result = self.result_type(
@@ -252,10 +252,11 @@ def _kill(pids: list[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def _kill_run(pgid: int, token: str | None) -> None:
+def _kill_run(pgid: int, pids: list[int]) -> None:
+    """SIGKILL the run's process group and `pids` (the run's other processes)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    _kill(_tagged(token))
+    _kill(pids)
 
 
 def _reap_run(pgid: int, token: str | None, grace: float, kept: Callable[[], set[int]]) -> None:
@@ -266,14 +267,14 @@ def _reap_run(pgid: int, token: str | None, grace: float, kept: Callable[[], set
     deadline = time.monotonic() + grace
 
     def left() -> list[int]:
-        return [pid for pid in _tagged(token) if pid not in kept()] if token else []
+        keep = kept() if token else set()
+        return [pid for pid in _tagged(token) if pid not in keep]
 
     while _group_alive(pgid) or left():
         if time.monotonic() >= deadline:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pgid, signal.SIGKILL)
-            for _ in range(4 if token else 0):
-                _kill(left())
+            _kill_run(pgid, left())
+            for _ in range(3 if token else 0):
                 time.sleep(0.1)
+                _kill(left())
             return
         time.sleep(POLL)

@@ -102,12 +102,7 @@ def stop_any_daemon(home: Path) -> None:
     twice waits for the lock and serves once the first has stopped): done when neither the
     lock's holder nor any `serve` process of `home` is left."""
     deadline = time.monotonic() + STOP_WITHIN
-
-    def left() -> set[int]:
-        holder = client.lock_holder(home)
-        return set(processes.serving(home)) | ({holder[0]} if holder and holder[0] else set())
-
-    while found := left():
+    while found := processes.daemons(home):
         assert time.monotonic() < deadline, f"timed out: {found} still serve {home}"
         for pid in found:
             with contextlib.suppress(ProcessLookupError):
