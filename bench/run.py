@@ -47,6 +47,7 @@ BENCHMARKS = (
     "cold",
     "startup",
     "stacks",
+    "entities",
 )
 # A benchmark whose module has another name (tests/e2e is a package of its own).
 MODULES = {"e2e": "reach", "cards-quality": "cards_quality"}

@@ -70,6 +70,9 @@ class Config:
     """Fusion weight of the main model for candidates in another language."""
     cross_second: float = 0.0
     """Fusion weight of the second model for candidates in another language."""
+    weight_entity: float = 0.0
+    """Fusion weight of the knowledge graph: the share of a query's entities (weighted by
+    rarity) a candidate names, in any language (0: the graph brings no candidates)."""
     min_cosine: float = 0.2
     """Dense candidates below this cosine are dropped (unrelated text is never a hit)."""
     candidates: int = 50

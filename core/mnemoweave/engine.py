@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import time
@@ -57,6 +58,7 @@ from mnemoweave.text import query_part
 
 if TYPE_CHECKING:
     from mnemoweave.capture import import_export as _import_export
+    from mnemoweave.graph import views as _graph
     from mnemoweave.learn import review as _review
     from mnemoweave.learn import skill_queue as _skill_queue
     from mnemoweave.learn import skills as _skills
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
 else:  # the modules of the delegated operations, imported on first use
     (
         _import_export,
+        _graph,
         _review,
         _skill_queue,
         _skills,
@@ -86,6 +89,7 @@ else:  # the modules of the delegated operations, imported on first use
         _trash,
     ) = later(
         "mnemoweave.capture.import_export",
+        "mnemoweave.graph.views",
         "mnemoweave.learn.review",
         "mnemoweave.learn.skill_queue",
         "mnemoweave.learn.skills",
@@ -409,6 +413,7 @@ class Engine:
         touch: bool = True,
         exclude_session: str | None = None,
         by_meaning: int = 0,
+        expand: bool = False,
     ) -> list[Hit]:
         """Hybrid search (BM25 + dense, fused and weighted), best first.
 
@@ -416,6 +421,8 @@ class Engine:
         `touch` counts the recall of returned memories (access_count, last_access).
         `exclude_session` leaves that session's turns out. `by_meaning` adds, after the `k`
         best, up to that many more that the dense channels alone rank best (hybrid mode).
+        `expand` adds, after them, the memories one hop away in the knowledge graph (those
+        naming the nearest neighbours of the entities the query names), up to `k`.
         """
         k = self.config.search_k if k is None else k
         if not 1 <= k <= MAX_K:
@@ -447,9 +454,45 @@ class Engine:
             )
             hits += [hit for contributed in found for hit in contributed or []]
         hits = best_of(hits, k, by_meaning if mode == "hybrid" else 0)
+        if expand and source in ("memories", "all"):
+            hits += self._expanded(query, hits, k, scope, kind)
         if touch:
             self._touch([hit.id for hit in hits if hit.id.startswith("m_")])
         return hits
+
+    def _expanded(
+        self, query: str, hits: list[Hit], k: int, scope: list[str] | None, kind: str | None
+    ) -> list[Hit]:
+        """The memories one hop away in the graph, scored under the last hit."""
+        from mnemoweave.graph.recall import expansion
+
+        seeds = [int(hit.id[2:]) for hit in hits if hit.id.startswith("m_")]
+        found = expansion(self.db, query, seeds, scope, k)
+        rows = {row["id"]: row for row in memories_table.ranked(self.db, [f[0] for f in found])}
+        low = min((hit.score for hit in hits), default=1.0) / 2
+        out = []
+        for rank, (mid, origin, neighbour) in enumerate(found, start=1):
+            row = rows.get(mid)
+            if row is None or (kind is not None and row["kind"] != kind):
+                continue
+            explain = {"expanded": {"from": origin, "neighbour": neighbour}}
+            extra = {
+                "title": row["title"],
+                "evidence": json.loads(row["evidence"]),
+                "explain": explain,
+            }
+            out.append(
+                Hit(
+                    f"m_{mid}",
+                    row["kind"],
+                    row["body"],
+                    low / rank,
+                    row["project"],
+                    row["created"],
+                    extra,
+                )
+            )
+        return out
 
     def _touch(self, refs: list[str]) -> None:
         if refs and damage.reason(self.db_path) is None:  # a damaged store is read, not written
@@ -510,6 +553,9 @@ class Engine:
     consolidate_rollback = Delegated(lambda: _consolidate.rollback)
     sessions = Delegated(lambda: _timeline.sessions)
     injections = Delegated(lambda: _timeline.injections)
+    entities = Delegated(lambda: _graph.entities)
+    entity = Delegated(lambda: _graph.entity)
+    merge_entities = Delegated(lambda: _graph.merge_entities)
 
     # --- files and index ------------------------------------------------------------------
 

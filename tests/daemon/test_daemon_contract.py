@@ -78,6 +78,7 @@ def test_signature_fields_give_each_parameter_its_schema(monkeypatch):
         "touch": {"type": "boolean"},
         "exclude_session": {"type": ["string", "null"]},
         "by_meaning": {"type": "integer", "minimum": -(2**63), "maximum": 2**63 - 1},
+        "expand": {"type": "boolean"},
     }
     assert routes.signature_fields("feedback")[0]["verdict"]["enum"] == list(VERDICTS)
     assert routes.signature_fields("remember")[0]["tags"] == {

@@ -23,6 +23,7 @@ from mnemoweave.recall.weave import CLOSE, OPEN
 
 TOOLS = {
     "memory_weave",
+    "memory_entity",
     "memory_search",
     "memory_remember",
     "memory_get",
@@ -151,6 +152,8 @@ def test_every_tool_through_the_daemon_the_first_call_starts(home, tmp_path):
         out["load"] = await call(session, "memory_skill", action="load", name="git-release")
         out["list"] = await call(session, "memory_skill", action="list")
         out["status"] = await call(session, "memory_status")
+        out["entity"] = await call(session, "memory_entity", name="NPM")
+        out["entities"] = await call(session, "memory_entity")
         return out
 
     out = run(home, body, cwd=tmp_path)
@@ -177,6 +180,10 @@ def test_every_tool_through_the_daemon_the_first_call_starts(home, tmp_path):
     status = json.loads(text["status"])
     assert status["counts"]["memories"] == 3 and status["project"] == str(tmp_path)
     assert status["daemon"].startswith("running")
+    npm = unfenced(text["entity"])
+    assert npm["name"] == "npm"
+    assert {m["id"]: m["past"] for m in npm["memories"]} == {"m_3": False, "m_1": True}
+    assert {"npm", "pnpm"} <= {e["name"] for e in unfenced(text["entities"])["entities"]}
     # the project scope is the server's working directory: m_1 and m_3 belong to it
     listed = json.loads(cli(home, "list", "--project", str(tmp_path), "--json").stdout)
     assert {m["id"]: m["project"] for m in listed["memories"]} == {"m_3": str(tmp_path), "m_2": ""}

@@ -11,6 +11,7 @@ LAYERS = {
     "faces": {"cli", "mcp", "daemon", "proxy", "entry", "__main__"},
     "hosts and plugins": {"hosts", "hook", "default_plugins", "team"},
     "core": {"engine", "capture", "learn", "recall", "upkeep", "embed", "plugins", "hookspecs"}
+    | {"graph"}
     | {"delegation", "scope"},
     "base": {"store", "model", "errors", "config", "text", "secrets", "projects"},
 }
@@ -18,7 +19,14 @@ ORDER = list(LAYERS)
 MAX_ROOT_MODULES = 15
 THROUGH_THE_ENGINE = ["hosts/adapters.py", "hosts/claude_code.py", "hosts/opencode.py"]
 THROUGH_THE_ENGINE += ["hosts/dsh.py", "hosts/payloads.py", "hosts/proxy.py", "proxy"]
-OPEN_THE_STORE = {"store", "capture", "learn", "recall", "upkeep"}  # the engine's side of it
+OPEN_THE_STORE = {
+    "store",
+    "capture",
+    "learn",
+    "recall",
+    "upkeep",
+    "graph",
+}  # the engine's side of it
 
 
 def unit(path: Path) -> str:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemoweave.config import shared_cache
+from mnemoweave.config import Config, shared_cache
 from mnemoweave.embed import use_m3
 from mnemoweave.recall import wordinfo
 from mnemoweave.recall.relevance import Gate, prompt_words
@@ -66,6 +66,7 @@ def test_a_long_text_holds_the_prompts_words_only_within_a_window() -> None:
 
     class Bare:
         channels: list[DenseChannel] = []
+        config = Config()
 
     gate = G(Bare(), "upload timeout retry")  # type: ignore[arg-type]  # a stand-in, on purpose
     near = "Uploads hung. We set a timeout and a retry on the upload client."
@@ -83,6 +84,7 @@ def test_a_long_text_holds_the_prompts_words_only_within_a_window() -> None:
 def test_a_glossary_equivalent_counts_as_a_word_not_as_part_of_a_name() -> None:
     class Bare:
         channels: list[DenseChannel] = []
+        config = Config()
 
     gate = Gate(Bare(), "查找")  # type: ignore[arg-type]  # a stand-in, on purpose
     assert gate.coverage("Full-text search over the docs.") == 1.0

@@ -192,7 +192,7 @@ def test_purge_removes_the_vector_and_reindex_rebuilds(hybrid):
     assert set(hybrid.index.ids("memories")) == {b}
     hybrid.index.clear("memories")
     assert hybrid.index.ids("memories") == {}
-    assert hybrid.reindex() == {"memories": 1, "turns": 0}
+    assert hybrid.reindex() == {"graphed": 1, "memories": 1, "turns": 0}
     assert set(hybrid.index.ids("memories")) == {b}
 
 

@@ -10,20 +10,25 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from webui import MEMORIES, NAV, PAGES, PROJECT, SEARCHES, UI, WAIT_MS, Watch, over_tcp, screenshot
+from webui import (
+    MEMORIES,
+    NAV,
+    PAGES,
+    PROJECT,
+    SEARCHES,
+    UI,
+    Watch,
+    expect,
+    open_page,
+    over_tcp,
+    screenshot,
+)
 
 SETTLED_WITHIN = 15.0  # seconds a write may take to show in the store
 CLASH = {  # a memory, and a decision that updates it (a card its acceptance clashes with)
     "memory": "The docs site is built with MkDocs 1.4.",
     "turn": "We decided to build the docs site with MkDocs 1.6 instead.",
 }
-
-
-def expect() -> Any:
-    from playwright.sync_api import expect as playwright_expect
-
-    playwright_expect.set_options(timeout=WAIT_MS)
-    return playwright_expect
 
 
 def eventually(check: Callable[[], Any], what: str) -> Any:
@@ -35,13 +40,6 @@ def eventually(check: Callable[[], Any], what: str) -> Any:
             return last
         time.sleep(0.1)
     raise AssertionError(f"{what} (within {SETTLED_WITHIN:g}s; last: {last!r})")
-
-
-def open_page(page: Any, name: str) -> None:
-    """Follow the nav link of page `name` and wait for its content to show."""
-    page.locator(f"a[data-nav={name}]").click()
-    expect()(page.locator(f"a[data-nav={name}]")).to_have_class(re.compile(r"\bactive\b"))
-    page.locator(NAV[name]).first.wait_for(state="visible")
 
 
 def pending_count(page: Any) -> int:
@@ -80,6 +78,10 @@ def test_every_page_has_its_screenshot(page: Any, ui: UI, watch: Watch) -> None:
     for name in PAGES:
         if name == "memory-detail":
             open_memory(page, ui.ids["en"])
+        elif name == "entity":
+            open_page(page, "entities")
+            page.locator("[data-test=entity-row]").first.click()
+            page.locator("[data-test=entity-detail]").wait_for(state="visible")
         else:
             open_page(page, name)
         if name == "sessions":

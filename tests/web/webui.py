@@ -36,10 +36,21 @@ WAIT_MS = 15_000  # the longest any Playwright wait may take
 UI_WITHIN = 60.0  # seconds `mnemoweave ui` may take (it may start the daemon)
 TIMEOUT = 15.0  # seconds of one HTTP request to the listener
 LOGIN_URL = re.compile(r"http://127\.0\.0\.1:(\d+)/ui/#login=[A-Za-z0-9_\-]+")
-PAGES = ("memories", "memory-detail", "review", "sessions", "skills", "status", "files")
+PAGES = (
+    "memories",
+    "memory-detail",
+    "entities",
+    "entity",
+    "review",
+    "sessions",
+    "skills",
+    "status",
+    "files",
+)
 # what shows once a page has loaded (selectors of app.js's header comment)
 NAV = {
     "memories": "[data-test=memory-row]",
+    "entities": "[data-test=entity-row]",
     "review": "[data-test=card-row]",
     "sessions": "[data-test=session-row]",
     "skills": "[data-test=skill-row]",
@@ -139,6 +150,21 @@ def seed(home: Path) -> dict[str, Any]:
         engine.teach_skill(**SKILL)
     assert len(cards) >= CARDS, f"distill proposed {cards}, expected {CARDS} cards or more"
     return ids | {"cards": cards}
+
+
+def expect() -> Any:
+    """Playwright's `expect`, every assertion waiting at most WAIT_MS."""
+    from playwright.sync_api import expect as playwright_expect
+
+    playwright_expect.set_options(timeout=WAIT_MS)
+    return playwright_expect
+
+
+def open_page(page: Any, name: str) -> None:
+    """Follow the nav link of page `name` and wait for its content to show."""
+    page.locator(f"a[data-nav={name}]").click()
+    expect()(page.locator(f"a[data-nav={name}]")).to_have_class(re.compile(r"\bactive\b"))
+    page.locator(NAV[name]).first.wait_for(state="visible")
 
 
 def free_port() -> int:

@@ -299,14 +299,19 @@ def read_source(path: Path, budget: int) -> list[Turn | MemoryRecord]:
 
 
 def collect(path: Path) -> list[Turn | MemoryRecord]:
-    """Every record under a file or directory (directories: *.md and *.jsonl, sorted), at
+    """Every record under a file or directory (directories: *.md and *.jsonl, sorted, but
+    not the notes an export writes under graph/: the graph is read from the memories), at
     most MAX_IMPORT_BYTES in all. A symlink in a directory that leads out of it is refused."""
     if not path.is_dir():
         if not path.exists():
             raise InvalidInput(f"{path}: no such file or directory")
         return read_source(path, MAX_IMPORT_BYTES)
     root = path.resolve()
-    files = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and not p.is_dir())
+    files = sorted(
+        p
+        for p in path.rglob("*")
+        if p.suffix in SUFFIXES and not p.is_dir() and p.relative_to(path).parts[0] != "graph"
+    )
     if not files:
         raise InvalidInput(f"{path}: no .md or .jsonl files to import")
     records: list[Turn | MemoryRecord] = []

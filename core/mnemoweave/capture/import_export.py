@@ -69,7 +69,9 @@ def import_text(engine: Engine, name: str, text: str) -> dict[str, int]:
 
 def export_files(engine: Engine) -> dict[str, str]:
     """File name -> content: active memories as Markdown (one file per project), turns as
-    JSONL."""
+    JSONL, and the knowledge graph of the memories (graph/export.py)."""
+    from mnemoweave.graph.export import files as graph_files
+
     by_project: dict[str, list[Memory]] = {}
     for memory in memories_table.active(engine.db):
         by_project.setdefault(memory.project, []).append(memory)
@@ -81,7 +83,7 @@ def export_files(engine: Engine) -> dict[str, str]:
     if turns:
         lines = [file_formats.turn_line(turn) for turn in turns]
         files["turns.jsonl"] = "\n".join(lines) + "\n"
-    return files
+    return files | graph_files(engine)
 
 
 def write_files(directory: Path, files: dict[str, str]) -> list[Path]:
@@ -90,6 +92,7 @@ def write_files(directory: Path, files: dict[str, str]) -> list[Path]:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for name, content in files.items():
+            (directory / name).parent.mkdir(exist_ok=True)  # graph/ holds the entities' notes
             (directory / name).write_text(content, encoding="utf-8")
     except OSError as exc:
         raise InvalidInput(f"cannot write the export into {directory}: {exc}") from None

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mnemoweave.capture import capsule
 from mnemoweave.config import Config
 from mnemoweave.errors import InvalidInput, NotFound
+from mnemoweave.graph import build as graph
 from mnemoweave.model import (
     Classification,
     Memory,
@@ -329,6 +330,7 @@ class Writer:
                 return Written("unchanged", ref)
             now = time.time()
             memories_table.rewrite(db, mid, norm=normalise(draft.body), now=now, **after)
+            graph.read(db, "memories", mid, f"{draft.title}\n{draft.body}", now)
             sessions_table.edited(db, ref)
             audit.record(db, "edit", ref, before, after, actor)
         if per_channel:
@@ -377,6 +379,7 @@ class Writer:
             evidence=draft.evidence,
             origin=draft.origin,
         )
+        graph.read(db, "memories", mid, f"{draft.title}\n{draft.body}", now)
         ref = f"m_{mid}"
         audit.record(
             db,
@@ -477,6 +480,8 @@ class Writer:
             kind=kind.kind if kind else None,
             kind_conf=kind.confidence if kind else None,
         )
+        if draft.role != "tool":  # what a tool printed is evidence, not what we talk about
+            graph.read(db, "turns", tid, draft.text, draft.ts)
         turn = draft.as_turn(
             id=f"t_{tid}",
             seq=seq,

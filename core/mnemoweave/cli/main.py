@@ -92,7 +92,11 @@ def _one_line(text: str, width: int = 100) -> str:
 
 
 def _explain_line(explain: dict[str, Any]) -> str:
-    """One line per hit: each channel's rank and raw score, then the fusion's factors."""
+    """One line per hit: each channel's rank and raw score, then the fusion's factors (a
+    memory found one hop away in the knowledge graph: the entities that led to it)."""
+    if "expanded" in explain:
+        hop = explain["expanded"]
+        return f"one hop: {hop['from']} -> {hop['neighbour']} (named together in memories)"
     lexical, dense = explain["lexical"], explain["dense"].items()
     parts = [f"bm25 #{lexical['rank']} {lexical['bm25']}" if lexical["rank"] else "bm25 -"]
     parts += [f"{name} #{d['rank'] or '-'} cos {d['cosine']}" for name, d in dense]
@@ -182,6 +186,7 @@ def remember(
 )
 @click.option("--explain", is_flag=True, help="Show each channel's contribution.")
 @click.option("--compact", is_flag=True, help="The matching sentences only (`get ID`: whole).")
+@click.option("--expand", is_flag=True, help="Add memories one hop away in the knowledge graph.")
 @json_option
 def search(
     query: str,
@@ -192,6 +197,7 @@ def search(
     mode: str,
     explain: bool,
     compact: bool,
+    expand: bool,
     as_json: bool,
 ) -> None:
     """Find memories (or raw turns) matching QUERY, in Chinese or English."""
@@ -199,7 +205,9 @@ def search(
 
     with _engine() as engine:
         hits = listed(
-            engine.search(query, k=k, project=project, kind=kind, source=source, mode=mode)
+            engine.search(
+                query, k=k, project=project, kind=kind, source=source, mode=mode, expand=expand
+            )
         )
         retrieval = "lexical (bm25)" if mode == "lexical" else engine.retrieval_mode()
     if as_json:
@@ -466,6 +474,7 @@ COMMANDS = (
     "daemon",
     "files",
     "forget",
+    "graph",
     "hosts",
     "mcp",
     "model",

@@ -410,6 +410,15 @@ ROUTES: list[Route] = [
               array(OBJECT)),
     operation("POST", "/v1/skills/queue/close", "close_queued_skill",
               "Close a learning queue entry (its number or its task).", OBJECT),
+    operation("GET", "/v1/entities", "entities",
+              "The entities (services, libraries, files, people...) the active memories of a"
+              " scope name, the most named first.", array(OBJECT)),
+    operation("GET", "/v1/entities/{name}", "entity",
+              "One entity: its names, memories (superseded ones past), typed relations,"
+              " neighbours and timeline, newest first.", OBJECT),
+    operation("POST", "/v1/entities/{name}/merge", "merge_entities",
+              "Take `other` as another name of the entity `name` (kept across rebuilds).",
+              OBJECT),
     operation("GET", "/v1/projects", "projects",
               "Every project the store holds, with its key, name and rows per table.",
               array(OBJECT)),

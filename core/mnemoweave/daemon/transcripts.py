@@ -36,6 +36,7 @@ class Transcripts:
         self.queue: queue.Queue[str | None] = queue.Queue()
         self.watched: set[str] = set()
         self.observer: Any = None
+        self.graphed: tuple[int, int] | None = None  # the store's state the graph was read at
         self.worker = threading.Thread(target=self._work, name="transcripts", daemon=True)
 
     def _load(self) -> dict[str, int]:
@@ -111,6 +112,25 @@ class Transcripts:
                         replay_spool(self.ctx.engine)
             except Exception:  # a bad file must not stop the follower
                 log.exception("following %s failed", path or "the spool")
+            self.read_graph()
+
+    def read_graph(self) -> None:
+        """Bring the knowledge graph up to what the store holds, a batch at a time under the
+        engine lock, while nothing else waits for the worker; skipped when the store has
+        not changed since."""
+        from mnemoweave.graph import build
+        from mnemoweave.store.db import state
+
+        db = self.ctx.engine.db
+        try:
+            while self.queue.empty():
+                with self.ctx.lock:
+                    if state(db) == self.graphed:
+                        return
+                    if not next(build.steps(db), 0):
+                        self.graphed = state(db)
+        except Exception:
+            log.exception("reading the knowledge graph failed")
 
     def read(self, path: str) -> int:
         """Ingest the complete lines past the offset; returns how many turns were new."""

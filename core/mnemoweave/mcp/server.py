@@ -1,6 +1,6 @@
 """The MCP server (`mnemoweave mcp`): the memory tools an agent calls, over stdio.
 
-Ten tools, named `memory_*`. Every tool description stays within DESCRIPTION_BUDGET
+Eleven tools, named `memory_*`. Every tool description stays within DESCRIPTION_BUDGET
 characters and the whole tool listing within LISTING_BUDGET, because the host puts the
 listing into the model's context on every turn.
 
@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from mnemoweave.engine import Engine
 
 DESCRIPTION_BUDGET = 200  # characters per tool description
-LISTING_BUDGET = 5500  # characters of the whole tools/list answer (names, descriptions, schemas)
+LISTING_BUDGET = 5800  # characters of the whole tools/list answer (names, descriptions, schemas)
+ENTITIES = 30  # entities, or memories of one, memory_entity returns at most
 TEXT_WIDTH = 300  # characters of a memory's text in a result line
 DAEMON_WITHIN = 15.0  # seconds the first call waits for the daemon it starts (it warms in 1.5-3)
 LOG_NAME = "mcp.log"
@@ -105,6 +106,10 @@ DESCRIPTIONS = {
         "Procedures. check(query): a known task? (unknown ones are queued) queue: tasks "
         "to learn (name closes one). load(name): steps. list. teach(name, summary, steps, "
         "source_urls, triggers?)"
+    ),
+    "memory_entity": (
+        "What memory knows of one thing (service, library, file, person): memories, "
+        "relations, neighbours. No name: the things memory names."
     ),
     "memory_status": (
         "Counts (by=kind|tag), pending cards, retrieval, data dir, daemon; threads=N: user "
@@ -415,6 +420,19 @@ def build(project: str | None = None) -> MemoryServer:
                 engine, action, name, query, summary, list(steps), list(triggers), list(source_urls)
             ),
         )
+
+    @tool
+    def memory_entity(name: str = "") -> str:
+        def work(engine: Engine) -> str:
+            if not name.strip():
+                found = engine.entities(project=store.project, limit=ENTITIES)
+                return fenced([inert_json({"entities": found})])
+            data = engine.entity(name, project=store.project)
+            data["memories"] = data["memories"][:ENTITIES]
+            data["timeline"] = data["timeline"][:ENTITIES]
+            return fenced([inert_json(data)])
+
+        return store.run("memory_entity", work)
 
     @tool
     def memory_status(by: Literal["kind", "tag"] | None = None, threads: int = 0) -> str:

@@ -148,15 +148,24 @@ class Gate:
         self.key = informations.index(max(informations)) if informations else 0
         self.cutoffs = {channel.name: channel.relevant_cosine for channel in engine.channels}
         self.model = GATE_WEIGHTS["hybrid" if self.cutoffs else "lexical"]
+        self.entity_terms: dict[int, frozenset[str]] = {}  # entity id -> the prompt's terms
+        if engine.config.weight_entity > 0:
+            from mnemoweave.graph.recall import prompt_entities
 
-    def held(self, text: str) -> tuple[float, float]:
+            self.entity_terms = prompt_entities(engine.db, query).terms
+
+    def held(self, text: str, named: frozenset[str] = frozenset()) -> tuple[float, float]:
         """The information of the prompt `text` holds within its best window of sentences,
-        and the share of the prompt's most informative word it holds there."""
+        and the share of the prompt's most informative word it holds there; `named`: the
+        terms of the prompt's entities the text names, however it writes them."""
         if not self.total:
             return 0.0, 0.0
         best: tuple[float, float] = (0.0, 0.0)
         for have, alone in windows(text, self.translated):
-            held = [self._held(word, have, alone) for word in self.words]
+            held = [
+                word.information if word.term in named else self._held(word, have, alone)
+                for word in self.words
+            ]
             found = (sum(held), held[self.key] / self.words[self.key].information)
             best = max(best, found)
             if best[0] >= self.total:
@@ -182,7 +191,12 @@ class Gate:
                 (found["cosine"] - self.cutoffs.get(name, 1.0) for name, found in dense.items()),
                 default=NOT_FOUND,
             )
-        held, key = self.held(text)
+        named = frozenset().union(
+            *(self.entity_terms.get(eid, frozenset()) for eid in explain.get("entities", ()))
+        )
+        if named:  # only what the text writes another way: its own words keep their windows
+            named -= frozenset().union(*(have for have, _ in windows(text, self.translated)))
+        held, key = self.held(text, named)
         coverage = held / self.total if self.total else 0.0
         same = explain.get("same_language", 1.0) == 1.0
         return Signals(coverage, cosine, matched=held, key=key, same_language=same)

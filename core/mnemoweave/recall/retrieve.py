@@ -109,6 +109,9 @@ class Candidate:
     lexical_rank: int | None = None
     dense: dict[str, float] = field(default_factory=dict)  # channel -> cosine
     dense_rank: dict[str, int] = field(default_factory=dict)
+    entity: float | None = None  # the share of the query's entities it names
+    entity_rank: int | None = None
+    named: tuple[int, ...] = ()  # which of the query's entities it names
     parts: dict[str, float] = field(default_factory=dict)
 
 
@@ -147,16 +150,28 @@ def importance_factor(importance: int) -> float:
     return 1.0 + 0.1 * (importance - 3)
 
 
-def fuse(lexical: float, dense: Sequence[float], same: bool, config: Config, mode: str) -> float:
-    """The language-gated weighted sum of normalised channel scores (see module docstring)."""
+def fuse(
+    lexical: float,
+    dense: Sequence[float],
+    same: bool,
+    config: Config,
+    mode: str,
+    entity: float = 0.0,
+) -> float:
+    """The language-gated weighted sum of normalised channel scores (see module docstring),
+    plus the share of the query's entities the candidate names, in any language."""
     first = dense[0] if dense else 0.0
     second = dense[1] if len(dense) > 1 else 0.0
+    named = config.weight_entity * entity
     if same:
         lexical_weight = 0.0 if mode == "dense" else config.weight_lexical
         return (
-            lexical_weight * lexical + config.weight_dense * first + config.weight_second * second
+            lexical_weight * lexical
+            + config.weight_dense * first
+            + config.weight_second * second
+            + named
         )
-    return config.cross_dense * first + config.cross_second * second
+    return config.cross_dense * first + config.cross_second * second + named
 
 
 def query_vector(vectors: dict[tuple[Any, ...], Any], channel: Any, query: str) -> Any:
@@ -267,6 +282,8 @@ class Retriever:
         if mode in ("hybrid", "dense"):
             for channel in self.channels:
                 self._dense(channel, table, query, n, projects, kind, found)
+        if table == "memories" and mode != "dense" and self.config.weight_entity > 0:
+            self._entities(table, query, n, projects, kind, found)
         return found
 
     def _rows(self, table: str, ids: list[int]) -> dict[int, sqlite3.Row]:
@@ -295,6 +312,31 @@ class Retriever:
             out[ref] = Candidate(ref, row, lexical=score, lexical_rank=rank)
             if rank >= n:
                 break
+
+    def _entities(self, table, query, n, projects, kind, out: dict[str, Candidate]) -> None:
+        """The memories naming the query's entities, the most of their weight first; every
+        candidate gets its share and the entities it names (what the relevance gate reads).
+        Past turns are left as they are: ranked by the names they hold (people, chit-chat),
+        conversations came out worse (LoCoMo), and raw talk about the same thing is not the
+        answer to the question (the coding set's hard negatives)."""
+        from mnemoweave.graph.recall import named, prompt_entities
+
+        shares = named(self.db, table, prompt_entities(self.db, query))
+        best = sorted(shares.items(), key=lambda pair: (-pair[1][0], -pair[0]))[: n * 4]
+        rows = self._rows(table, [rid for rid, _ in best])
+        rank = 0
+        for rid, (share, ids) in best:
+            row = rows.get(rid)
+            if row is None or not self._eligible(table, row, projects, kind):
+                continue
+            rank += 1
+            candidate = out.setdefault(f"{table[0]}_{rid}", Candidate(f"{table[0]}_{rid}", row))
+            candidate.entity, candidate.entity_rank, candidate.named = share, rank, ids
+            if rank >= n:
+                break
+        for ref, candidate in out.items():  # found by the other channels: named or not
+            if candidate.entity is None:
+                candidate.entity, candidate.named = shares.get(int(ref[2:]), (0.0, ()))
 
     def _dense(self, channel, table, query, n, projects, kind, out) -> None:
         vector = query_vector(self.vectors, channel, query)
@@ -348,18 +390,21 @@ class Retriever:
         query_lang = language(query)
         scored = []
         for ref, c in found.items():
+            entity = c.entity or 0.0
             if mode == "lexical":
-                fused = lexical.get(ref, 0.0)
+                fused = lexical.get(ref, 0.0) + self.config.weight_entity * entity
                 c.parts = {"fused": fused}
             else:
                 same = same_language(query_lang, c.row["lang"])
                 parts = [norm.get(ref, 0.0) for norm in dense]
-                fused = fuse(lexical.get(ref, 0.0), parts, same, self.config, mode)
+                fused = fuse(lexical.get(ref, 0.0), parts, same, self.config, mode, entity)
                 c.parts = {"lexical_norm": lexical.get(ref, 0.0), "same_language": float(same)}
                 c.parts |= {
                     f"{ch.name}_norm": p for ch, p in zip(self.channels, parts, strict=True)
                 }
                 c.parts["fused"] = fused
+            if c.entity is not None:
+                c.parts["entity"] = c.entity
             scored.append((self._weighted(table, c, fused, now), c))
         return scored
 
@@ -407,6 +452,8 @@ class Retriever:
             },
             **{name: _short(value) for name, value in c.parts.items()},
         }
+        if c.named:
+            explain["entities"] = list(c.named)
         if table == "memories":
             return Hit(
                 c.ref,

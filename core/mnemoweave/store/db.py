@@ -99,3 +99,9 @@ def snapshot(source: Path, dest: Path) -> None:
         db.execute("VACUUM INTO ?", (str(dest),))
     finally:
         db.close()
+
+
+def state(db: sqlite3.Connection) -> tuple[int, int]:
+    """What changes when anyone writes to the store: this connection's changes and SQLite's
+    data version (other connections' commits)."""
+    return db.total_changes, int(db.execute("PRAGMA data_version").fetchone()[0])

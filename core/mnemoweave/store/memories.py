@@ -9,7 +9,7 @@ from typing import Any
 
 from mnemoweave.errors import InvalidInput, NotFound
 from mnemoweave.model import Memory, parse_id
-from mnemoweave.store import fts
+from mnemoweave.store import fts, graph
 from mnemoweave.store.db import first, inserted_id, number
 from mnemoweave.text import language
 
@@ -132,6 +132,7 @@ def rewrite(
     )
     (tags,) = db.execute("SELECT tags FROM memories WHERE id = ?", (mid,)).fetchone()
     fts.unindex(db, "memories", mid)
+    graph.forget(db, "memories", mid, prune_now=True)
     fts.index(db, "memories", mid, index_text(title, body, json.loads(tags)))
 
 

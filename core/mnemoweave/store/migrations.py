@@ -381,6 +381,58 @@ def m016_brief_index(db: sqlite3.Connection) -> None:
     )
 
 
+def m017_graph(db: sqlite3.Connection) -> None:
+    """The knowledge graph, derived from the texts like the full-text index (graph/): the
+    entities, the other keys each is written by, which texts mention which, and the typed
+    relations texts state (with the text as evidence). `graphed` says which version of a
+    text the graph holds; a user's merge of two entities is an alias of origin 'user',
+    kept when the graph is rebuilt."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE entities (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            key TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL
+        );
+        CREATE TABLE aliases (
+            key TEXT PRIMARY KEY,
+            into_key TEXT NOT NULL,
+            origin TEXT NOT NULL CHECK (origin IN ('text', 'user'))
+        );
+        CREATE INDEX aliases_into ON aliases (into_key);
+        CREATE TABLE mentions (
+            entity INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            ref_table TEXT NOT NULL CHECK (ref_table IN ('memories', 'turns')),
+            ref_id INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            PRIMARY KEY (entity, ref_table, ref_id)
+        );
+        CREATE INDEX mentions_ref ON mentions (ref_table, ref_id);
+        CREATE TABLE relations (
+            id INTEGER PRIMARY KEY,
+            type TEXT NOT NULL,
+            source INTEGER REFERENCES entities (id) ON DELETE CASCADE,
+            target INTEGER REFERENCES entities (id) ON DELETE CASCADE,
+            version TEXT,
+            ref_table TEXT NOT NULL CHECK (ref_table IN ('memories', 'turns')),
+            ref_id INTEGER NOT NULL,
+            ts REAL NOT NULL
+        );
+        CREATE INDEX relations_source ON relations (source);
+        CREATE INDEX relations_target ON relations (target);
+        CREATE INDEX relations_ref ON relations (ref_table, ref_id);
+        CREATE TABLE graphed (
+            ref_table TEXT NOT NULL,
+            ref_id INTEGER NOT NULL,
+            stamp TEXT NOT NULL,
+            PRIMARY KEY (ref_table, ref_id)
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
@@ -398,6 +450,7 @@ MIGRATIONS: list[Migration] = [
     m014_team,
     m015_citations,
     m016_brief_index,
+    m017_graph,
 ]
 
 

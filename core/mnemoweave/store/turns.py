@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 
 from mnemoweave.model import Turn
-from mnemoweave.store import fts, sessions
+from mnemoweave.store import fts, graph, sessions
 from mnemoweave.store.db import first, inserted_id, number
 from mnemoweave.text import language
 
@@ -84,6 +84,7 @@ def insert(
 
 def delete(db: sqlite3.Connection, tid: int) -> None:
     fts.unindex(db, "turns", tid)
+    graph.forget(db, "turns", tid, prune_now=True)
     sessions.unsaid(db, tid)
     db.execute("DELETE FROM turns WHERE id = ?", (tid,))
 

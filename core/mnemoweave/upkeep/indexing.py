@@ -96,11 +96,14 @@ def repair(engine: Engine) -> list[str]:
 def reindex(
     engine: Engine, progress: Callable[[str, int, int], None] | None = None
 ) -> dict[str, int]:
-    """Rebuild the full-text indexes, and the vector index when a model is available."""
+    """Rebuild the full-text indexes and the knowledge graph, and the vector index when a
+    model is available."""
+    from mnemoweave.graph import build
+
     with transaction(engine.db) as db:
         memories_table.reindex(db)
         turns_table.reindex(db)
-    counts = {}
+    counts = {"graphed": build.rebuild(engine.db)}
     for table in ("memories", "turns"):
         total = TABLES[table].count(engine.db)
         counts[table] = total

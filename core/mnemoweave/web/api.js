@@ -2,7 +2,7 @@
 import { t } from "./labels.js";
 
 const TOKEN_KEY = "mnemoweave.token";
-export const PAGES = ["memories", "review", "sessions", "skills", "status", "files"];
+export const PAGES = ["memories", "entities", "review", "sessions", "skills", "status", "files"];
 export const KINDS = ["pref", "pers", "skill", "mission", "conclusion", "fact"];
 export const STATUSES = ["active", "superseded", "trashed"];
 export const PAGE_SIZE = 50;

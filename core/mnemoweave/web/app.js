@@ -9,7 +9,7 @@
  * Stable selectors for browser tests
  * ----------------------------------
  * Global
- *   a[data-nav=memories|review|sessions|skills|status|files]   top navigation links
+ *   a[data-nav=memories|entities|review|sessions|skills|status|files]   top navigation links
  *   [data-test=pending-count]      pending card count inside the Review nav link (polled every 5 s)
  *   [data-test=error]              error line (text = the API's error message; empty when none)
  *   [data-test=notice]             success line (e.g. "accept c_1 -> m_7")
@@ -31,6 +31,28 @@
  *                     Escape cancels)
  *   [data-test=feedback-useful] [data-test=feedback-wrong] [data-test=feedback-outdated]
  *   [data-test=show-evidence] -> [data-test=evidence-turn] rows
+ *   [data-test=memory-entities] the entities the memory names (GET /v1/entities?ref=<id>):
+ *     a[data-test=memory-entity][data-id=<entity key>] links to their entity pages
+ * Entities page (#/entities, one entity at #/entities/<URL-encoded name or key>)
+ *   select[data-test=project]      as on the Memories page ("*" = all projects)
+ *   input[data-test=entity-filter] filters the list by name (in the page)
+ *   a[data-test=entity-row][data-id=<entity key>]   list rows (links to the entity's page);
+ *     [data-test=memory-count] inside: its active memories ([data-test=turn-count]: turns)
+ *   [data-test=entity-detail][data-id=<entity key>] one entity; [data-test=entity-title] its
+ *     name; a[data-test=entities-back] back to the list; a missing one shows the API's error
+ *     in [data-test=error] and [data-test=entity-missing]
+ *   [data-test=entity-names]: [data-test=entity-alias-name] (names as written),
+ *     [data-test=entity-alias][data-id=<alias key>]
+ *   [data-test=entity-relation][data-type=<type>][data-past=true|false]  one relation as a
+ *     sentence ("Celery replaced by RQ"); other entities in it are links; [data-test=past]
+ *     marks a past one (no active memory states it)
+ *   [data-test=entity-memory][data-id=<m_N>][data-past=true|false]  memories naming it,
+ *     newest first, each with a link to #/memories/<m_N>; [data-test=past] on a superseded one
+ *   [data-test=entity-turn][data-id=<t_N>]  the latest turns naming it
+ *   svg[data-test=entity-graph]    the neighbourhood: [data-test=entity-centre][data-id=<key>]
+ *     in the middle, a[data-test=entity-node][data-id=<key>][data-shared=<n>] each neighbour
+ *     (a link to its page), [data-test=entity-edge][data-id=<key>] each edge (thicker and
+ *     labelled by the memories shared); [data-test=no-neighbours] when there is none
  * Review page (#/review)
  *   [data-test=card-row][data-id=<card id>]  (class "focused" on the keyboard-focused card)
  *     input[data-test=select]      selection checkbox
@@ -58,6 +80,7 @@
  */
 import { html, render, useCallback, useEffect, useMemo, useRef, useState } from "./vendor/preact-htm.js";
 import { AuthError, PAGES, api, getToken, whenUnauthorized, qs, setToken, takeLoginCode } from "./api.js";
+import { EntitiesPage } from "./entities.js";
 import { FilesPage } from "./files.js";
 import { t } from "./labels.js";
 import { MemoriesPage } from "./memories.js";
@@ -149,6 +172,7 @@ function App() {
     if (err instanceof AuthError) return;
     setError(String((err && err.message) || err).split("\n")[0]);
   }, []);
+  const clearError = useCallback(() => setError(""), []);
   const notify = useCallback((message) => {
     setNotice(message);
     clearTimeout(noticeTimer.current);
@@ -201,14 +225,14 @@ function App() {
   );
 
   const ctx = useMemo(
-    () => ({ report, notify, projects, projectName, pending, refreshPending, reloadProjects }),
-    [report, notify, projects, projectName, pending, refreshPending, reloadProjects],
+    () => ({ report, clearError, notify, projects, projectName, pending, refreshPending, reloadProjects }),
+    [report, clearError, notify, projects, projectName, pending, refreshPending, reloadProjects],
   );
 
   if (auth === "login") return html`<main class="signin"><p class="muted">${t("signingIn")}</p></main>`;
   if (auth === "out") return html`<${SignIn} message=${authMessage} />`;
 
-  const Page = { memories: MemoriesPage, review: ReviewPage, sessions: SessionsPage, skills: SkillsPage, status: StatusPage, files: FilesPage }[route.page];
+  const Page = { memories: MemoriesPage, entities: EntitiesPage, review: ReviewPage, sessions: SessionsPage, skills: SkillsPage, status: StatusPage, files: FilesPage }[route.page];
   return html`
     <${Ctx.Provider} value=${ctx}>
       <header class="top">

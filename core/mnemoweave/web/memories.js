@@ -1,6 +1,7 @@
 /* The Memories page: list, search with the explain breakdown, a memory's detail. */
 import { html, useEffect, useRef, useState } from "./vendor/preact-htm.js";
 import { ALL, KINDS, PAGE_SIZE, STATUSES, api, enc, qs } from "./api.js";
+import { EntityLinks } from "./entities.js";
 import { kindLabel, t } from "./labels.js";
 import { EditBox, EvidenceList, Explain, Id, KindBadge, Loading, Pager, ProjectName, ProjectOptions, Time, titleAdds, useApp, useLoad } from "./shared.js";
 import { clip, describeWritten, fmtNum } from "./util.js";
@@ -346,6 +347,7 @@ function MemoryDetail({ id, onChanged, onClose, onOpen }) {
               <${Field} label=${t("time")}><${Time} ts=${r.ts ?? r.created} /><//>
               ${r.host ? html`<${Field} label=${t("host")}>${r.host}<//>` : null}
             `}
+        <${Field} label=${t("entities")}><${EntityLinks} refId=${r.id || id} version=${r.updated ?? r.ts} /><//>
       </dl>
       ${isMemory && (r.evidence || []).length > 0 &&
       (showEvidence

@@ -1,0 +1,997 @@
+"""Entities and typed relations in a text, found by rules and no model: code identifiers,
+paths, hosts, env vars, flags and commands by their shape; software and companies by a list
+of well-known names (data/names.txt) and the project's own packages; people, places and
+organisations in Chinese by jieba's part-of-speech tags; capitalised names and component
+noun phrases ("the upload client", "计费服务") in both languages.
+
+Each entity has a key that merges the ways it is written: case, separators and a plural
+("UploadClient", "upload_client", "upload clients" are one), and the names data/names.txt
+gives as one ("Postgres", "PostgreSQL")."""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import unicodedata
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from mnemoweave.text import cjk_count, stopwords
+
+KINDS = (
+    "code",
+    "file",
+    "url",
+    "env",
+    "flag",
+    "command",
+    "software",
+    "person",
+    "place",
+    "org",
+    "environment",
+    "component",
+    "name",
+)
+RELATION_TYPES = ("uses", "replaced_by", "depends_on", "pinned_to", "rule_about", "fixed_by")
+
+
+@dataclass(frozen=True)
+class Mention:
+    """An entity as one text writes it: where, its key and its kind."""
+
+    name: str
+    key: str
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A typed relation the text states, between entity keys (`pinned_to`'s target is a
+    version as written; `rule_about` has no source: the text is the rule)."""
+
+    type: str
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Found:
+    mentions: tuple[Mention, ...]
+    relations: tuple[Relation, ...]
+    aliases: tuple[tuple[str, str], ...]  # (key, key) the text writes as one thing
+
+    @property
+    def keys(self) -> list[str]:
+        """The distinct entity keys, in order of first mention."""
+        return list(dict.fromkeys(m.key for m in self.mentions))
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+class _Lazy:
+    """A pattern compiled when first used: this module's rules take 40 ms to compile, which a
+    process that only imports the write path never needs."""
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self.pattern, self.flags = pattern, flags
+        self.compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self.compiled is None:
+            self.compiled = re.compile(self.pattern, self.flags)
+        return getattr(self.compiled, name)
+
+
+def _lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return cast("re.Pattern[str]", _Lazy(pattern, flags))
+
+
+# --- keys ------------------------------------------------------------------------------
+
+_SEPARATORS = _lazy(r"[\s_\-]+")
+_PLURAL_HEADS = {
+    "clients": "client",
+    "services": "service",
+    "workers": "worker",
+    "queues": "queue",
+    "jobs": "job",
+    "servers": "server",
+    "endpoints": "endpoint",
+    "tables": "table",
+    "buckets": "bucket",
+    "clusters": "cluster",
+    "pages": "page",
+    "scripts": "script",
+    "modules": "module",
+    "pipelines": "pipeline",
+    "handlers": "handler",
+    "consumers": "consumer",
+    "producers": "producer",
+    "databases": "database",
+    "caches": "cache",
+    "tasks": "task",
+    "apis": "api",
+    "bots": "bot",
+    "proxies": "proxy",
+    "gateways": "gateway",
+    "schedulers": "scheduler",
+    "components": "component",
+    "plugins": "plugin",
+    "topics": "topic",
+    "indexes": "index",
+    "models": "model",
+    "views": "view",
+    "routes": "route",
+    "tests": "test",
+}
+
+
+def key(name: str) -> str:
+    """The form every way of writing one entity shares: NFKC, lowercase, no spaces,
+    underscores or hyphens, a plural head made singular, one name of a pair in names.txt.
+    Paths, URLs, hosts and flags keep their separators."""
+    text = unicodedata.normalize("NFKC", name).strip().strip("`'\"“”‘’").strip()
+    text = text.removesuffix("()").lower()
+    if text.startswith("-") or "/" in text or ":" in text:
+        return text
+    words = _SEPARATORS.split(text)
+    if len(words) > 1 or words[0] in _PLURAL_HEADS:
+        words[-1] = _PLURAL_HEADS.get(words[-1], words[-1])
+    joined = "".join(words)
+    return _names().same.get(joined, joined)
+
+
+# --- the list of well-known names ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Names:
+    plain: dict[str, str]  # lowercase name -> as written (matched in any case)
+    guarded: dict[str, str]  # lowercase name -> as written (an ordinary word too)
+    same: dict[str, str]  # key -> the key of the pair's first name
+    pattern: re.Pattern[str]
+
+
+@functools.cache
+def _names() -> _Names:
+    from importlib.resources import files
+
+    plain: dict[str, str] = {}
+    guarded: dict[str, str] = {}
+    same: dict[str, str] = {}
+    lines = (files("mnemoweave") / "data" / "names.txt").read_text(encoding="utf-8")
+    for line in lines.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        names = [part.strip() for part in line.split("|")]
+        first = _bare_key(names[0].lstrip("?"))
+        for name in names:
+            bare = name.lstrip("?")
+            (guarded if name.startswith("?") else plain)[bare.lower()] = bare
+            if _bare_key(bare) != first:
+                same[_bare_key(bare)] = first
+    every = sorted({*plain, *guarded}, key=len, reverse=True)
+    alternatives = "|".join(re.escape(name) for name in every)
+    pattern = re.compile(
+        rf"(?<![\w.@/-])(?:{alternatives})(?![\w@/]|\.\w|-\w)", re.IGNORECASE | re.ASCII
+    )
+    return _Names(plain, guarded, same, pattern)
+
+
+def _bare_key(name: str) -> str:
+    return "".join(_SEPARATORS.split(unicodedata.normalize("NFKC", name).lower()))
+
+
+# --- shapes --------------------------------------------------------------------------------
+
+_EXTENSIONS = (
+    "py|pyi|ipynb|js|mjs|cjs|ts|tsx|jsx|vue|svelte|json|jsonl|toml|yaml|yml|ini|cfg|conf|env|"
+    "md|rst|txt|csv|tsv|lock|sh|bash|zsh|ps1|rs|go|mod|sum|java|kt|kts|gradle|rb|php|cs|c|h|"
+    "cc|cpp|hpp|swift|m|sql|html|htm|css|scss|less|xml|proto|tf|tfvars|hcl|dockerfile|log|"
+    "db|sqlite|parquet|pdf|png|jpg|jpeg|svg|gif|wasm|so|dll|whl|tar|gz|zip|pem|key|crt|service"
+)
+_TLDS = (
+    "com|net|org|io|dev|internal|local|cn|app|cloud|ai|co|svc|lan|corp|test|example|"
+    "localhost|intra|site|tech|xyz|me|us|uk|de|jp"
+)
+_URL = _lazy(
+    r"\b(?:https?|wss?|ftp|s3|gs|redis|postgres(?:ql)?|mysql|mongodb|amqp)://[!#-&*-;=?-\[\]-_a-z|~]+",
+    re.A,
+)
+_PATH = _lazy(
+    r"(?<![\w/.:@-])(?:~|\.{1,2})?/?(?:[\w.@*-]+/)+(?:[\w.@*-]*[\w@*]|(?<=/))"
+    r"|(?<![\w/.-])(?:[\w-]+\.(?:" + _EXTENSIONS + r")|\.[a-z][\w.-]*rc|\.env(?:\.\w+)?|"
+    r"\.gitignore|\.dockerignore|\.gitlab-ci\.yml|Dockerfile|Makefile|Procfile|Justfile|"
+    r"Jenkinsfile|Gemfile|Rakefile|Vagrantfile|CODEOWNERS)(?![\w-])",
+    re.A,
+)
+_HOST = _lazy(
+    r"\b(?:[a-z0-9][a-z0-9-]*\.)+(?:" + _TLDS + r")(?::\d{2,5})?\b(?!\.\w)"
+    r"|\blocalhost(?::\d{2,5})?\b|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b"
+    r"|\b[a-z][a-z0-9-]*\.[a-z0-9.-]*:\d{2,5}\b|\b[a-z][a-z0-9-]*:\d{3,5}\b",
+    re.A,
+)
+_KEBAB = _lazy(
+    r"\b([a-z][a-z0-9]*(?:-[a-z0-9]+)+)\s+(?:SDK|library|package|crate|plugin|module|gem|client)\b",
+    re.A,
+)
+_API_PATH = _lazy(r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s+(/[\w./{}:-]*)", re.A)
+_ENV = _lazy(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", re.A)
+_LONG_FLAG = _lazy(r"(?<![\w-])--[a-zA-Z][\w-]*", re.A)
+_SHORT_FLAG = _lazy(r"(?<![\w-])-[a-zA-Z][\w-]*", re.A)
+_CALL = _lazy(r"\b[A-Za-z_][\w.]*(?=\(\))", re.A)
+_DOTTED = _lazy(r"\b[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?\b(?![\w(/-])", re.A)
+_CAMEL = _lazy(
+    r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*|"
+    r"[A-Z]{2,}[a-z][A-Za-z0-9]*)(?:-[A-Z][A-Za-z0-9]*)*\b",
+    re.A,
+)
+_SNAKE = _lazy(r"(?<![\w.-])_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*(?![\w-])", re.A)
+_VERSION = (
+    r"v?\d+(?:\.\d+)*(?:-[\w.]+)?(?:\.x|[a-z]\w*)?(?:\.\*)?"
+    r"(?![\w%]|\s*(?:MB|KB|GB|TB|ms|s|秒|分钟|小时|天|个|片|次|条|倍|M|G|K)\b)"
+)
+_NOT_DOTTED = frozenset({"e.g", "i.e", "etc", "vs", "a.m", "p.m", "u.s"})
+_CODE_SPAN = _lazy(r"`([^`\n]+)`")
+_SOFTWARE_VERB = _lazy(
+    r"\b(?:uses|using|built on|based on|depends on|relies on|requires|switched to|moved to|"
+    r"replaced by|via|written in|import|pip install|npm install|instead of|rather than|"
+    r"(?:switched|moved|migrated|went) from \S+ to)\s+$",
+    re.A,
+)
+_SOFTWARE_WORDS = _lazy(
+    r"(?:librar(?:y|ies)|package|module|crate|gem|framework|lib|sdk|client library)\b|库|包|框架",
+    re.IGNORECASE,
+)
+
+# code that is not a command line, and programs whose first argument is not a subcommand
+_NOT_PROGRAMS = frozenset(
+    _words(
+        "await return import from def class if for while new let const var print raise yield "
+        "with pass else elif try except lambda async fn func pub use mut impl match case select "
+        "and or not is in of as true false null none self this"
+    )
+)
+_NO_SUBCOMMANDS = frozenset(
+    _words(
+        "python python3 node bash sh zsh pytest ruby java cat ls rm cp mv cd echo grep rg curl "
+        "wget ssh sudo time env export source chmod chown mkdir touch tail head less more vim "
+        "nvim code open ps kill watch xargs find sed awk jq uvicorn gunicorn make npx tsc"
+    )
+)
+
+# --- words ---------------------------------------------------------------------------------
+
+# capitalised words that name no entity (a sentence's first word is looked at anyway)
+_NOT_NAMES = frozenset(
+    _words(
+        """i i'm i've i'd i'll ok okay yes no hi hey thanks please note todo fixme nb ps
+        monday tuesday wednesday thursday friday saturday sunday january february march april
+        may june july august september october november december english chinese french german
+        japanese spanish utc gmt am pm eta tldr faq
+        api apis url urls uri json yaml toml csv xml html css http https tcp udp ip dns tls ssl
+        ssh? sql nosql orm cpu gpu ram ssd hdd os vm vms ci cd pr prs mr mrs ui ux cli gui sdk
+        id ids uuid jwt oauth sso db dbs io oom qps rps ttl lru fifo rest rpc cors csrf xss
+        crud etl cdn dns vpn lan wan ide repl regex env dev qa prod pdf png jpeg svg gif utf
+        ascii unicode md readme changelog license mit todo wip nb rfc spec p0 p1 p2
+        always never please remember ensure avoid prefer maybe hmm also true false none null
+        nobody everyone everybody someone somebody anyone anybody everything
+    nothing something anything
+        """
+    )
+)
+# upper-case words that are keywords, formats or units rather than names
+_NOT_ACRONYMS = frozenset(
+    _words(
+        """SELECT INSERT UPDATE DELETE FROM WHERE JOIN ALTER TABLE LIMIT INDEX CREATE DROP ORDER
+        GROUP BY HAVING VALUES INTO AND OR NOT NULL TRUE FALSE PRIMARY KEY UNIQUE DEFAULT ADD
+        COLUMN SET AS ON IN IS LIKE UNION DISTINCT COUNT GET POST PUT PATCH HEAD OPTIONS TIFF
+        MP4 MP3 WAV ZIP TAR GZ KB MB GB TB PB MS NS US OK FYI ASAP AFAIK IMO TBD EOF SLA SLO
+        SLI KPI QA UAT E2E P50 P90 P95 P99 RPS QPS TPS ETA UTC AM PM TL DR CEO CTO PM PO QA
+        LGTM WIP NB PS RE FW AI ML LLM NLP OCR ASR TTS CV RL DL GPU TPU CPU NPU RAM SSD DAG
+        ISO MSRV PID TTY LTS EOL RSS LR CVE SHA ACL RBAC MFA OTP QR"""
+    )
+)
+_COMPONENT_HEADS = (
+    "service|client|server|worker|queue|job|endpoint|module|api|database|db|cache|pipeline|"
+    "bucket|table|cluster|page|bot|script|daemon|proxy|gateway|scheduler|handler|middleware|"
+    "consumer|producer|topic|index|dashboard|backend|frontend|app|webhook|cron job|cronjob|"
+    "task|store|repo|repository|library|plugin|component|form|screen|view|controller|model|"
+    "schema|migration|flag|route|router|sdk|cli|extension|lambda|function|stream|container|"
+    "collection|chart|verifier|parser|loader|builder|exporter|importer|scanner|crawler|"
+    "resolver|validator|serializer|renderer|listener|watcher|poller|uploader|downloader|"
+    "dispatcher|orchestrator|runner|collector|aggregator|indexer|notifier|adapter|"
+    "manager|provider|registry|hook|widget|modal|dialog|sidebar|navbar|template|config|"
+    "updater|driver|engine|loop|layer|agent|node|replica|instance|console|portal"
+)
+_IDENTIFIER = _lazy(r"_|\d|[a-z][A-Z]", re.A)
+_DETERMINER = _lazy(r"\b(?:the|our|all|its|their|these|those|both|\d+)\s+$", re.I | re.A)
+_COMPONENT = _lazy(rf"\b({_COMPONENT_HEADS})(s|es)?\b", re.IGNORECASE | re.A)
+# words that say which one but name nothing ("the same service", "a new table")
+_NOT_MODIFIERS = frozenset(
+    _words(
+        """the a an this that these those our my your their its his her one two three each every
+        any some all no other another same new old main whole entire first last next previous
+        right wrong current actual real default separate single different specific own
+        existing whole big small large slow fast broken failing failed bad good local remote
+        simple custom extra second third such which what whose where whatever
+        upstream downstream underlying related relevant corresponding entire public private
+        per of in on at to for from by with into onto via across through over under about
+        between against without within
+        """
+    )
+)
+_ENVIRONMENTS = _lazy(
+    r"(?<![\w-])(?:staging|production|prod|pre-?prod|pre-production|sandbox|canary)(?![\w-])",
+    re.I | re.A,
+)
+_ZH_ENVIRONMENTS = _lazy(r"(?:预发|生产|测试|开发|灰度|线上|预生产|沙箱)环境|灰度|线上环境")
+_ZH_HEADS = (
+    "客户端|服务端|服务器|服务|队列|任务|接口|模块|数据库|缓存|表|集群|页面|脚本|网关|进程|"
+    "组件|插件|存储桶|桶|管道|流水线|定时任务|后台|前端|后端|中间件|消费者|生产者|机器人|"
+    "索引|仓库|库|容器|函数|路由|控制器|看板|面板|系统|平台|应用"
+)
+_ZH_HEAD = _lazy(rf"(?:{_ZH_HEADS})")
+_ZH_PROPER = frozenset({"nr", "nt"})  # people and organisations (place and other proper
+# noun tags mostly fall on ordinary words: 日志 ns, 普通 nz, 令牌 nrt)
+_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏"
+    "吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万"
+    "钱严覃武戴莫孔向汤欧阳司马上官诸葛"
+)
+COMMON_ZH = 500  # jieba's count of a word at or above which it is an ordinary word (谢谢 1089)
+_LATIN = _lazy(r"(?<![\w.@/-])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w@/]|\.\w)", re.A)
+_ZH_MODIFIER_FLAGS = frozenset({"n", "vn", "v", "nz", "j", "l", "ng", "an", "nt", "ns"})
+_ZH_NOUNS = frozenset({"n", "vn", "nz", "j", "nt", "ns"})
+_ZH_NOT_MODIFIERS = frozenset(
+    _words(
+        """这个 那个 一个 每个 整个 所有 其他 新的 旧的 当前 默认 之前 以前 现在 我们 他们
+        你们 本地 远程 这些 那些 哪个 某个 相关 对应 原来 原有 新 旧 主 该 此 各 用 跑 在 是 有
+        把 被 给 让 调用 使用 访问 连接 启动 重启 部署 修改 更新 删除 增加 添加 检查 测试 上线
+        迁移 发布 放在 放到 传进 传给 交给 写到 写进 改成 换成 接入 加到 建议 提交 导出 打到 里加
+        需要 进入 进到 通过 所有的 各个 这种 那种"""
+    )
+)
+
+_SENTENCE_START = _lazy(r"(?:^|[.!?;:。！？；：\n]|[-*>]\s|\d\.\s)\s*[\"'(“（]*$")
+
+
+def _starts_sentence(text: str, start: int) -> bool:
+    return bool(_SENTENCE_START.search(text[max(0, start - 6) : start]))
+
+
+# --- finding mentions -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+    kind: str
+    name: str
+    rank: int  # which wins an overlap of equal length
+
+
+def _spans(text: str, known: Mapping[str, str], chinese: bool) -> Iterator[_Span]:
+    code = [m.span(1) for m in _CODE_SPAN.finditer(text)]
+
+    def in_code(start: int, end: int) -> bool:
+        return any(a <= start and end <= b for a, b in code)
+
+    for m in _URL.finditer(text):
+        yield _Span(m.start(), m.end(), "url", m.group().rstrip(".,;:"), 9)
+    for m in _HOST.finditer(text):
+        yield _Span(m.start(), m.end(), "url", m.group(), 8)
+    for m in _PATH.finditer(text):
+        name = m.group().rstrip(".")
+        if _is_path(name, in_code(m.start(), m.end())):
+            yield _Span(m.start(), m.start() + len(name), "file", name, 8)
+    for start, end in code:
+        token = text[start:end]
+        if re.fullmatch(r"[A-Za-z_][\w.-]*[\w]", token) and token.lower() not in _NOT_NAMES:
+            yield _Span(start, end, "code", token, 4)
+    for m in _KEBAB.finditer(text):
+        yield _Span(m.start(1), m.end(1), "code", m.group(1), 4)
+    for m in _API_PATH.finditer(text):
+        yield _Span(m.start(1), m.end(1), "file", m.group(1), 8)
+    for start, end in code:
+        if re.fullmatch(r"/[\w.{}:-]+", text[start:end]):
+            yield _Span(start, end, "file", text[start:end], 8)
+    for m in _ENV.finditer(text):
+        yield _Span(m.start(), m.end(), "env", m.group().strip("${}"), 7)
+    for m in _LONG_FLAG.finditer(text):
+        yield _Span(m.start(), m.end(), "flag", m.group(), 6)
+    for m in _SHORT_FLAG.finditer(text):
+        if in_code(m.start(), m.end()):
+            yield _Span(m.start(), m.end(), "flag", m.group(), 6)
+    for m in _CALL.finditer(text):
+        yield _Span(m.start(), m.end(), "code", m.group(), 6)
+    for m in _DOTTED.finditer(text):
+        if m.group().lower() not in _NOT_DOTTED and not re.fullmatch(r"[A-Z]\w*\.[A-Z]", m.group()):
+            yield _Span(m.start(), m.end(), "code", m.group(), 5)
+    for m in _CAMEL.finditer(text):
+        if not re.fullmatch(r"[A-Z]{2,}(?:s|es|ing|ed|d)", m.group()):
+            yield _Span(m.start(), m.end(), "code", m.group(), 5)
+    for m in _SNAKE.finditer(text):
+        yield _Span(m.start(), m.end(), "code", m.group(), 5)
+    yield from _commands(text, code)
+    yield from _listed(text, known, in_code)
+    prose = _CODE_SPAN.sub(lambda m: " " * len(m.group()), text)  # words, not code
+    yield from _capitalised(prose, bool(cjk_count(text)))
+    for m in _ENVIRONMENTS.finditer(prose):
+        yield _Span(m.start(), m.end(), "environment", m.group(), 4)
+    yield from _components(prose)
+    if chinese and cjk_count(text):
+        yield from _chinese(prose)
+
+
+def _is_path(name: str, quoted: bool) -> bool:
+    if "/" not in name:
+        return True  # a file name with a known extension, or a known file
+    if re.fullmatch(r"[\d/.]+|[A-Za-z]{1,4}/[A-Za-z]{1,4}", name):
+        return False  # 1/2, I/O, CI/CD, TCP/IP
+    last = name.rstrip("/").rsplit("/", 1)[-1]
+    return (
+        quoted
+        or name.startswith(("~", "./", "../", "/"))
+        or name.count("/") >= 2
+        or bool(re.search(r"\.(?:" + _EXTENSIONS + r")$", last))
+        or bool(re.search(r"[-\d.]", name))  # owner/repo-name, a module path
+    )
+
+
+def _commands(text: str, code: list[tuple[int, int]]) -> Iterator[_Span]:
+    """A command line in code quotes: its program, with its subcommand when one follows
+    (`git rebase`, `docker compose`, `twine upload`; not `python script.py`)."""
+    for start, end in code:
+        line = text[start:end]
+        words = re.match(r"(?:sudo\s+)?([a-z][\w.-]*)(?:(\s+)([a-z][\w:.-]*)(?=\s|$))?", line)
+        if not words or " " not in line.strip() or words.group(1) in _NOT_PROGRAMS:
+            continue
+        head, sub = words.group(1), words.group(3)
+        if sub and head not in _NO_SUBCOMMANDS:
+            name = head + words.group(2) + sub
+            yield _Span(start + words.start(1), start + words.end(3), "command", name, 7)
+        else:
+            yield _Span(start + words.start(1), start + words.end(1), "command", head, 7)
+
+
+def _listed(text: str, known: Mapping[str, str], in_code: Any) -> Iterator[_Span]:
+    """Well-known names, and names the store already knows (`known`: as the text writes
+    them, lowercase -> their entity's kind)."""
+    names = _names()
+    for m in names.pattern.finditer(text):
+        word, lower = m.group(), m.group().lower()
+        if lower in names.plain or _guard_passes(
+            text, m.start(), m.end(), names.guarded[lower], in_code
+        ):
+            yield _Span(m.start(), m.end(), "software", word, 9)
+    for lower, kind in known.items():
+        for m in re.finditer(rf"(?<![\w.@/-]){re.escape(lower)}(?![\w@/-])", text, re.I | re.A):
+            yield _Span(m.start(), m.end(), kind, m.group(), 8)
+
+
+def _guard_passes(text: str, start: int, end: int, written: str, in_code: Any) -> bool:
+    """A name that is an ordinary word too counts in code quotes, written as the name is
+    (capitalised, not a sentence's first word), or beside a word saying it is software."""
+    if in_code(start, end) or cjk_count(text):
+        return True  # a Latin word in Chinese text is a name
+    word = text[start:end]
+    if word == written and written[:1].isupper():
+        return not _starts_sentence(text, start) or bool(_SUBJECT_OF.match(text, end))
+    around = text[max(0, start - 12) : start] + " " + text[end : end + 14]
+    return bool(_SOFTWARE_WORDS.search(around) or _SOFTWARE_VERB.search(text[:start]))
+
+
+_CAPITALISED = _lazy(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*\b", re.A)
+_VERSIONISH = _lazy(r"V\d|P\d|\d", re.A)
+_ACRONYM = _lazy(r"(?<![\w.-])[A-Z][A-Z0-9]{1,7}(?![\w-])", re.A)
+# what follows a name as the subject of its sentence: a verb, or a pause ("Priya:", "Bob,")
+_SUBJECT_OF = _lazy(
+    r"(?::|,|\s+(?:here|is|are|was|were|has|had|now|still|also|only|must|should|never|"
+    r"always|can|cannot|can't|won't|will|does|did|uses?|used|reads?|writes?|stores?|"
+    r"talks?|calls?|runs?|depends?|relies|requires?|needs?|signs?|renders?|keeps?|sends?|"
+    r"serves?|builds?|publishes|exposes|listens|returns|wraps|retries|fails|breaks|"
+    r"crashes|loads|owns|handles|expects|treats|logs)\b)",
+    re.A,
+)
+_LOWER_SUBJECT = _lazy(
+    r"(?:^|(?<=[.!?;:]\s)|(?<=\n))([a-z][a-z0-9]*(?:[-_][a-z0-9]+)*)(?=\s)", re.A
+)
+_OBJECT = _lazy(
+    r"\b(?:uses|using|built on|based on|depends on|relies on|requires|switched to|moved to|"
+    r"replaced by|via)\s+([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b(?![-./])",
+    re.A,
+)
+NAME_INFO = 12.0  # nats: a word saying less in general text ("Before", "Found") is no name
+
+
+def _concept(word: str) -> bool:
+    """A common software word with a Chinese equivalent in the glossary ("pipeline")."""
+    from mnemoweave.text import stem, translations
+
+    return bool(translations(stem([word.lower()])[0]))
+
+
+def _uncommon(word: str) -> bool:
+    from mnemoweave.recall import wordinfo
+
+    lower = word.lower()
+    return lower not in stopwords() and wordinfo.information(lower) >= NAME_INFO
+
+
+def _capitalised(text: str, chinese: bool) -> Iterator[_Span]:
+    """Names in English text: capitalised words not first in their sentence, a first word
+    that is uncommon and the sentence's subject ("Priya: ...", "Gatekeeper is written in
+    Go", "driftwood uses FastAPI"), and in Chinese text acronyms that are not common ones
+    (TKE, not API)."""
+    for m in _CAPITALISED.finditer(text):
+        words = m.group().split()
+        start = m.start()
+        first = _starts_sentence(text, start)
+        subject = len(words) == 1 and not words[0].endswith("s") and _uncommon(words[0])
+        if first and not (subject and _SUBJECT_OF.match(text, m.end())) and not chinese:
+            words, start = words[1:], start + len(words[0]) + 1
+        while words and words[0].lower() in _NOT_NAMES | stopwords():
+            words, start = words[1:], start + len(words[0]) + 1
+        if words:
+            name = " ".join(words)
+            yield _Span(start, start + len(name), "name", name, 3)
+        if len(words) > 1:  # each word too: where a listed name takes one, the rest joins it
+            at = start
+            for word in words:
+                yield _Span(at, at + len(word), "name", word, 3)
+                at += len(word) + 1
+    for m in _LOWER_SUBJECT.finditer(text):
+        plural = m.group(1).endswith("s") and m.group(1).lower() not in _names().plain
+        if not plural and _SUBJECT_OF.match(text, m.end()) and _uncommon(m.group(1)):
+            yield _Span(m.start(1), m.end(1), "name", m.group(1), 3)
+    for m in _OBJECT.finditer(text):  # "uses timm", "depends on nom"
+        if _uncommon(m.group(1)) and not _concept(m.group(1)):
+            yield _Span(m.start(1), m.end(1), "name", m.group(1), 3)
+    for m in _ACRONYM.finditer(text if chinese else ""):  # in English, mostly a term (ISR)
+        word = m.group()
+        if (
+            word.lower() not in _NOT_NAMES
+            and word not in _NOT_ACRONYMS
+            and not _VERSIONISH.match(word)
+            and _uncommon(word)  # MEDIUM, DATE, ARM: a word written in capitals
+        ):
+            yield _Span(m.start(), m.end(), "name", m.group(), 3)
+
+
+def _components(text: str) -> Iterator[_Span]:
+    """A component named by a noun phrase: one or two words naming which, then a head word
+    ("the upload client", "the resize workers"). Where a name or an identifier says which
+    ("the Redis cluster", "the invoice_sync job"), that name is the entity."""
+    names = _names()
+    for m in _COMPONENT.finditer(text):
+        modifiers: list[str] = []
+        cursor = m.start()
+        for _ in range(2):
+            found = re.search(r"([A-Za-z][\w-]*)\s+$", text[:cursor])
+            if not found:
+                break
+            word, lower = found.group(1), found.group(1).lower()
+            if lower in _NOT_MODIFIERS or lower in stopwords() or word in _NOT_ACRONYMS:
+                break
+            if _IDENTIFIER.search(word) or lower in names.plain or lower in names.guarded:
+                modifiers = []
+                break
+            if word[:1].isupper() and _starts_sentence(text, found.start()):
+                break
+            modifiers.insert(0, word)
+            cursor = found.start()
+        plural = bool(m.group(2))  # "TokenVerifier caches keys": a verb, unless "the ..."
+        if modifiers and (not plural or _DETERMINER.search(text[:cursor])):
+            yield _Span(cursor, m.end(), "component", text[cursor : m.end()], 2)
+
+
+def _chinese(text: str) -> Iterator[_Span]:
+    words = _posseg(text)
+    offsets: list[int] = []
+    at = 0
+    for word, _ in words:
+        offsets.append(at)
+        at += len(word)
+    starts = {o: i for i, o in enumerate(offsets)}
+    for i, (word, flag) in enumerate(words):
+        proper = flag in _ZH_PROPER and len(word) >= 2 and cjk_count(word) == len(word)
+        if proper and _rare(word) and (flag != "nr" or word[0] in _SURNAMES):
+            kind = "person" if flag == "nr" else "org"
+            yield _Span(offsets[i], offsets[i] + len(word), kind, word, 3)
+    for m in _LATIN.finditer(text):  # a Latin word among Chinese is mostly a name
+        word = m.group()
+        if word.islower() and "-" not in word:
+            continue  # checkpoint, prune, rank: as often a word as a name
+        if word.lower() not in _NOT_NAMES and not _concept(word) and _uncommon(word):
+            yield _Span(m.start(), m.end(), "name", word, 3)
+    for m in _ZH_ENVIRONMENTS.finditer(text):
+        yield _Span(m.start(), m.end(), "environment", m.group(), 4)
+    for m in _ZH_HEAD.finditer(text):
+        if m.start() not in starts:
+            continue  # inside a word: 服务 in 服务器 is found as 服务器
+        i = starts[m.start()]
+        j = i - 1
+        while j >= 0 and words[j][0].isspace():
+            j -= 1
+        if j < 0:
+            continue
+        if not _zh_modifier(*words[j]):
+            continue
+        k = j - 1  # a second word naming which: 变异检测任务
+        if k >= 0 and _zh_modifier(*words[k]) and words[k][1] in _ZH_NOUNS:
+            j = k
+        start = offsets[j]
+        yield _Span(start, m.end(), "component", text[start : m.end()], 2)
+
+
+def _zh_modifier(word: str, flag: str) -> bool:
+    return (
+        flag in _ZH_MODIFIER_FLAGS
+        and word not in _ZH_NOT_MODIFIERS
+        and len(word) >= 2
+        and cjk_count(word) == len(word)
+    )
+
+
+def _rare(word: str) -> bool:
+    from mnemoweave.text import _tokenizer
+
+    return (_tokenizer().FREQ.get(word) or 0) < COMMON_ZH
+
+
+_posseg_lock = threading.Lock()
+_posseg_tokenizer: Any = None
+
+
+def _posseg(text: str) -> list[tuple[str, str]]:
+    """jieba's words and part-of-speech tags, over the dictionary the search uses."""
+    global _posseg_tokenizer
+    with _posseg_lock:
+        if _posseg_tokenizer is None:
+            import jieba.posseg
+
+            from mnemoweave.text import _tokenizer
+
+            _posseg_tokenizer = jieba.posseg.POSTokenizer(_tokenizer())
+        return [(pair.word, pair.flag) for pair in _posseg_tokenizer.cut(text)]
+
+
+_NOT_USERS = frozenset({"person", "environment", "place"})
+_WORDS = frozenset({"name", "component", "environment", "person", "place", "org"})
+
+
+def _resolve(spans: list[_Span]) -> list[_Span]:
+    """Overlapping spans: a shape or a listed name wins over a word or a phrase (a
+    capitalised name, a component, an environment), then the longer, then the higher
+    rank."""
+    taken: list[_Span] = []
+
+    def order(s: _Span) -> tuple[int, int, int, int]:
+        return (s.kind in _WORDS, -(s.end - s.start), -s.rank, s.start)
+
+    for span in sorted(spans, key=order):
+        if all(span.end <= t.start or span.start >= t.end for t in taken):
+            taken.append(span)
+    return sorted(taken, key=lambda s: s.start)
+
+
+_JOINABLE = frozenset({"software", "name", "code"})
+
+
+def _joined(text: str, spans: list[_Span]) -> list[_Span]:
+    """Names written next to each other as one name ("NATS JetStream", "React Query",
+    "GitLab Runner") are one."""
+    out: list[_Span] = []
+    for span in spans:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and span.start == last.end + 1
+            and text[last.end] == " "
+            and {last.kind, span.kind} <= _JOINABLE
+            and re.fullmatch(r"[A-Z][\w. ]*", last.name)
+            and re.fullmatch(r"[A-Z][\w.]*", span.name)
+        ):
+            out[-1] = _Span(last.start, span.end, "name", text[last.start : span.end], last.rank)
+        else:
+            out.append(span)
+    return out
+
+
+def mentions(
+    text: str, known: Mapping[str, str] | None = None, chinese: bool = True
+) -> list[Mention]:
+    """Every entity mention of `text`, in order (`known`: names the store already knows,
+    as the text writes them, lowercase -> kind;
+    `chinese`: read Chinese with jieba's part-of-speech tags, which take a second to set up
+    and a few milliseconds a sentence)."""
+    out = []
+    for span in _joined(text, _resolve(list(_spans(text, known or {}, chinese)))):
+        k = key(span.name)
+        if k and len(k) > 1 or cjk_count(k):
+            out.append(Mention(span.name, k, span.kind, span.start, span.end))
+    return out
+
+
+# --- relations -------------------------------------------------------------------------------
+
+_MARK = "§{}§"
+_E = r"§(\d+)§"
+_GAP = r"(?:[^§.;!?。；！？\n]{0,40}?)"  # a few words between, inside one clause
+_ZGAP = r"(?:[^§.;!?。；！？，,\n]{0,12}?)"
+_PATTERNS: list[tuple[str, re.Pattern[str], tuple[int, int]]] = [
+    # (type, pattern over the marked sentence, (source group, target group))
+    (
+        "replaced_by",
+        _lazy(
+            rf"(?:switch(?:ed|ing)?|mov(?:ed|ing|e)|migrat(?:ed|ing|e)|went|port(?:ed|ing))\s+"
+            rf"(?:[\w§]+\s+){{0,3}}?(?:from|off(?: of)?|away from)\s+{_E}{_GAP}\s"
+            rf"(?:to|onto|for|in favou?r of)\s+(?:the\s+)?{_E}",
+            re.I,
+        ),
+        (1, 2),
+    ),
+    (
+        "replaced_by",
+        _lazy(rf"replac(?:ed|ing|e)\s+(?:the\s+)?{_E}{_GAP}\s(?:with|by)\s+(?:the\s+)?{_E}", re.I),
+        (1, 2),
+    ),
+    (
+        "replaced_by",
+        _lazy(
+            rf"{_E}\s+(?:was|is|has been|got|will be|gets)\s+replaced\s+(?:with|by)\s+"
+            rf"(?:the\s+)?{_E}",
+            re.I,
+        ),
+        (1, 2),
+    ),
+    (
+        "replaced_by",
+        _lazy(rf"{_E}\s+(?:instead of|rather than|in place of|over)\s+(?:the\s+)?{_E}", re.I),
+        (2, 1),
+    ),
+    ("replaced_by", _lazy(rf"{_E}\s*(?:→|->|=>)\s*{_E}"), (1, 2)),
+    ("replaced_by", _lazy(rf"{_E},?\s+(?:which|that)\s+replaced\s+(?:the\s+)?{_E}", re.I), (2, 1)),
+    (
+        "replaced_by",
+        _lazy(rf"{_E}\s+(?:has\s+)?replaced\s+(?:the\s+)?{_E}(?!\s+with)", re.I),
+        (2, 1),
+    ),
+    (
+        "replaced_by",
+        _lazy(rf"{_E}{_ZGAP}(?:换成|换为|替换成|替换为|迁移到|迁到|切换到|切到)了?\s*{_E}"),
+        (1, 2),
+    ),
+    (
+        "replaced_by",
+        _lazy(rf"(?:用|拿|以){_ZGAP}{_E}{_ZGAP}(?:替代|替换|取代|代替)(?:了|掉)?\s*{_E}"),
+        (2, 1),
+    ),
+    ("replaced_by", _lazy(rf"{_E}{_ZGAP}被\s*{_E}\s*(?:替代|替换|取代|代替)"), (1, 2)),
+    (
+        "replaced_by",
+        _lazy(
+            rf"(?:不再用|不用|弃用|废弃|去掉|放弃)(?:了)?\s*{_E}[^§。；！？\n]{{0,16}}?(?:改用|换用|改成|改为|换成)\s*{_E}"
+        ),
+        (1, 2),
+    ),
+    (
+        "depends_on",
+        _lazy(rf"{_E}{_GAP}\s(?:depends on|relies on|requires|needs)\s+(?:the\s+|a\s+)?{_E}", re.I),
+        (1, 2),
+    ),
+    ("depends_on", _lazy(rf"{_E}{_ZGAP}(?:依赖于?|需要|要求)\s*{_E}"), (1, 2)),
+    (
+        "uses",
+        _lazy(
+            rf"{_E}(?:\s*\([^()§]*(?:§\d+§[^()§]*)*\))?\s+(?:now\s+|still\s+|also\s+|only\s+)?"
+            rf"(?:uses|used|is built on|"
+            rf"is written in|runs on|talks to|calls|wraps|is backed by|reads from|writes to|"
+            rf"sends to|stores \w+ in|is served by|renders \w+ (?:\w+ )?with|"
+            rf"(?:\w+\s+){{0,3}}?(?:via|through))\s+(?:the\s+)?{_E}",
+            re.I,
+        ),
+        (1, 2),
+    ),
+    (
+        "uses",
+        _lazy(
+            rf"{_E}{_ZGAP}(?<![不再没别])(?:使用|用的是|是用|用了|用|采用|基于|通过|调用|跑在|部署在|存在|写入|"
+            rf"读取|接的是|接入了?|接了)\s*{_E}(?!{_ZGAP}(?:替代|替换|取代|代替|换成|做\s*\S*替))"
+        ),
+        (1, 2),
+    ),
+]
+_PIN = [
+    _lazy(
+        rf"\bpin(?:ned|s|ning)?\s+(?:the\s+)?{_E}\s+(?:to|at)\s+(?:version\s+)?({_VERSION}|[<>=!~]=?\s*{_VERSION})",
+        re.I,
+    ),
+    _lazy(
+        rf"{_E}\s+(?:is\s+|stays\s+|must stay\s+)?(?:pinned|locked|held|fixed)\s+(?:to|at)\s+"
+        rf"(?:version\s+)?({_VERSION}|[<>=!~]=?\s*{_VERSION})",
+        re.I,
+    ),
+    _lazy(rf"{_E}\s*(==|<=|<|~=|\^|@)\s*({_VERSION})"),
+    _lazy(
+        rf"{_E}{_ZGAP}(?:版本)?(?:固定在|固定为|锁定在|锁定为|锁在|锁死在|钉在)\s*(?:版本\s*)?({_VERSION}|[<>=!~]=?\s*{_VERSION})"
+    ),
+    _lazy(rf"(?:固定|锁定|锁死)\s*{_E}\s*(?:的版本)?(?:在|为|到)\s*({_VERSION})"),
+]
+# a rule's words: those that make one wherever they stand ("X must ...", "必须 ..."), and
+# those that make one only when they open a clause, as an order ("Never call X", "不要直接
+# ALTER"; not "the cache never evicts")
+_MUST = _lazy(
+    r"\b(?:must(?:n't| not)?|should never|shall not|only ever)\b|必须|禁止|一律|务必|不准|不许",
+    re.I,
+)
+_ORDER = _lazy(
+    r"\b(?:never|always|do not|don't|avoid)\b|(?<!要)不要|不能|别再|千万别|永远不要", re.I
+)
+_LIST = rf"(?:\s*(?:,|and|和|、|\+|与|及|以及)\s*{_E})"  # more objects of one verb
+_FIXED_BY = _lazy(r"\b(?:fixed|solved|resolved|cured)\s+(?:it\s+)?by\b", re.I)
+_FIXED_ZH = _lazy(
+    rf"(?:通过|靠)(?:改用|使用|用|加|设置)?\s*{_E}[^§。；！？\n]{{0,8}}?(?:修复|解决|修好)"
+)
+_CLAUSE_END = _lazy(r"[,;:，；：]")
+_SET_TO = _lazy(r"\b(?:be|stay|remain|set to|equal)\b|设为|设置为|设成|等于|为$|是$", re.I)
+_RULE_FIRST = _lazy(r"(?:^|[,;:，；：(（])\s*(?:please\s+|以后|今后|所有|任何)?\s*$", re.I)
+
+
+def _head(line: str, index: int) -> int:
+    """The mention a relation is about where `index` only qualifies it: "A 的 B" is B,
+    "B in A" and "B of A" are B."""
+    mark = _MARK.format(index)
+    at = line.index(mark)
+    after = _OWNED.match(line, at + len(mark))
+    if after:
+        return int(after.group(1))
+    before = _OWNER.search(line[:at])
+    return int(before.group(1)) if before else index
+
+
+_OWNED = _lazy(rf"\s*的\s*{_E}")
+_OWNER = _lazy(rf"{_E}\s+(?:in|of)\s+(?:the\s+)?$", re.I)
+
+
+def _first(indexes: list[int], kinds: list[str]) -> int | None:
+    """The first mention that is not an environment (a rule or a fix is about what is
+    used there, not about the place)."""
+    return next((i for i in indexes if kinds[i] != "environment"), None)
+
+
+def _fixed(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
+    """X's problem fixed by Y: "X ... was fixed by (doing something with) Y" (Y: the last
+    mention of the clause), "X 的 ... 通过 Y 修复"."""
+    out = []
+    for m in _FIXED_BY.finditer(line):
+        before = [int(i) for i in re.findall(_E, line[: m.start()])][::-1]
+        clause = _CLAUSE_END.split(line[m.end() :], maxsplit=1)[0]
+        after = [int(i) for i in re.findall(_E, clause)][::-1]
+        source, target = _first(before, kinds), _first(after, kinds)
+        if source is not None and target is not None and keys[source] != keys[target]:
+            out.append(Relation("fixed_by", keys[source], keys[target]))
+    for m in _FIXED_ZH.finditer(line):
+        target = int(m.group(1))
+        before = [int(i) for i in re.findall(_E, line[: m.start()])]
+        source = _first(before, kinds)
+        if source is not None and keys[source] != keys[target]:
+            out.append(Relation("fixed_by", keys[source], keys[target]))
+    return out
+
+
+def _rule(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
+    """A must / never rule is about what it constrains: the first thing after its word in
+    the clause ("Never call X", "X 禁止直接写 Y": Y), else the clause's subject ("Relay must
+    never drop a webhook"); never the place it applies in."""
+    if line.rstrip().endswith(("?", "？")):
+        return []  # a question states no rule
+    rule = _MUST.search(line)
+    order = _ORDER.search(line)
+    if (
+        order
+        and _RULE_FIRST.search(line[: order.start()])
+        and (not rule or order.start() < rule.start())
+    ):
+        rule = order
+    if rule is None:
+        return []
+    clause = _CLAUSE_END.split(line[: rule.start()])[-1]
+    subject = [int(i) for i in re.findall(_E, clause)]
+    rest = _CLAUSE_END.split(line[rule.end() :])[0]
+    after = [int(i) for i in re.findall(_E, rest)]
+    chosen = _first(after, kinds)
+    if chosen is not None:
+        chosen = _head(line, chosen)
+    if chosen is not None and subject:
+        at = rest.index(_MARK.format(chosen))
+        value = _SET_TO.search(rest[:at])  # "X must be set to 0.0.0.0": a value of X
+        owner = rest[at + len(_MARK.format(chosen)) :].startswith("的")  # "Y 的签名": Y's
+        if value or owner:
+            chosen = None
+    if chosen is None:
+        chosen = _first(subject, kinds)
+    return [] if chosen is None else [Relation("rule_about", "", keys[chosen])]
+
+
+_SENTENCE = _lazy(r"(?:[^.!?。！？\n]|[.!?](?=[\w(]))+(?:[.!?。！？]+|\n|$)")
+
+
+def relations(text: str, found: list[Mention]) -> list[Relation]:
+    """The typed relations `text` states between its mentions, clause by clause."""
+    out: list[Relation] = []
+    for sentence in _SENTENCE.finditer(text):
+        inside = [m for m in found if sentence.start() <= m.start and m.end <= sentence.end()]
+        if not inside:
+            continue
+        marked, cursor = [], sentence.start()
+        for index, mention in enumerate(inside):
+            marked.append(text[cursor : mention.start])
+            marked.append(_MARK.format(index))
+            cursor = mention.end
+        marked.append(text[cursor : sentence.end()])
+        line = "".join(marked)
+        keys = [m.key for m in inside]
+        for kind, pattern, (source, target) in _PATTERNS:
+            for m in pattern.finditer(line):
+                i, j = _head(line, int(m.group(source))), _head(line, int(m.group(target)))
+                a, b = keys[i], keys[j]
+                if inside[i].kind in _NOT_USERS and target > source:
+                    continue  # "Priya uses ...", "production goes through Teleport"
+                if a != b:
+                    out.append(Relation(kind, a, b))
+                if kind in ("uses", "depends_on") and target > source:  # "uses A and B"
+                    more = re.match(rf"{_LIST}+", line[m.end() :])
+                    for index in re.findall(_E, more.group() if more else ""):
+                        out.append(Relation(kind, a, keys[int(index)]))
+        for pattern in _PIN:
+            for m in pattern.finditer(line):
+                version = m.group(m.lastindex or 2)
+                if m.group(2) in ("==", "<=", "<", "~=", "^", "@"):
+                    version = (
+                        m.group(2) + m.group(3) if m.group(2) not in ("==", "@") else m.group(3)
+                    )
+                out.append(Relation("pinned_to", keys[int(m.group(1))], version.replace(" ", "")))
+        kinds = [m.kind for m in inside]
+        out += _fixed(line, keys, kinds)
+        out += _rule(line, keys, kinds)
+    return list(dict.fromkeys(out))
+
+
+_ALIAS = _lazy(
+    rf"{_E}\s*[(（]\s*(?:aka\s+|a\.k\.a\.?\s+|即|也就是|i\.e\.?,?\s+)?{_E}\s*[)）]"
+    rf"|{_E}\s*,?\s*(?:aka|a\.k\.a\.|also called|also known as|即|也叫|又叫|也就是)\s+{_E}",
+    re.I,
+)
+
+
+def aliases(text: str, found: list[Mention]) -> list[tuple[str, str]]:
+    """Pairs of keys the text gives as one thing: "上传客户端（UploadClient）", "X aka Y"."""
+    marked, cursor = [], 0
+    for index, mention in enumerate(found):
+        marked.append(text[cursor : mention.start])
+        marked.append(_MARK.format(index))
+        cursor = mention.end
+    marked.append(text[cursor:])
+    out = []
+    for m in _ALIAS.finditer("".join(marked)):
+        groups = [g for g in m.groups() if g is not None]
+        a, b = found[int(groups[0])].key, found[int(groups[1])].key
+        if a != b:
+            out.append((a, b))
+    return out
+
+
+def extract(text: str, known: Mapping[str, str] | None = None) -> Found:
+    """A text's entity mentions, typed relations and aliases."""
+    found = mentions(text, known)
+    return Found(tuple(found), tuple(relations(text, found)), tuple(aliases(text, found)))

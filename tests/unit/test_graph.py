@@ -1,0 +1,276 @@
+"""The knowledge graph: entities and typed relations read from texts by rules, kept in
+SQLite beside the memories, and what the CLI shows of them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from mnemoweave import Engine
+from mnemoweave.cli.main import cli
+from mnemoweave.errors import NotFound
+from mnemoweave.graph import build
+from mnemoweave.graph.extract import extract, key
+
+
+def names(text: str) -> dict[str, str]:
+    return {m.name: m.kind for m in extract(text).mentions}
+
+
+def relations(text: str) -> set[tuple[str, str, str]]:
+    return {(r.type, r.source, r.target) for r in extract(text).relations}
+
+
+# --- extraction ---------------------------------------------------------------------------
+
+
+def test_code_shapes_are_entities_and_prose_is_not():
+    found = names(
+        "Never call `requests.put()` without a timeout: storage/client.py wraps it in "
+        "UploadClient.put_part, and upload_client reads DATABASE_URL. Run `pytest -x` with "
+        "--no-cov against https://minio.example.com/bucket or redis.internal:6379."
+    )
+    assert found == {
+        "requests.put": "code",
+        "storage/client.py": "file",
+        "UploadClient.put_part": "code",
+        "upload_client": "code",
+        "DATABASE_URL": "env",
+        "pytest": "software",
+        "-x": "flag",
+        "--no-cov": "flag",
+        "https://minio.example.com/bucket": "url",
+        "redis.internal:6379": "url",
+    }
+    assert names("Always retry the request after a timeout, then check the tests again.") == {}
+
+
+def test_a_name_that_is_an_ordinary_word_counts_only_where_it_names_software():
+    assert "requests" not in names("Batch the requests so the API sees fewer of them.")
+    assert "requests" in names("The `requests` session is shared.")
+    assert "requests" in names("We pin the requests library for the uploader.")
+    assert "requests" in names("上传客户端从 requests 换成了 httpx。")
+
+
+def test_chinese_names_components_and_environments():
+    found = names("计费服务依赖阿里云的 OSS，张伟说预发环境的订单表要先备份。")
+    assert found == {
+        "计费服务": "component",
+        "阿里云": "software",
+        "OSS": "software",
+        "张伟": "person",
+        "预发环境": "environment",
+        "订单表": "component",
+    }
+
+
+def test_one_key_for_the_ways_an_entity_is_written():
+    assert (
+        len(
+            {
+                key(n)
+                for n in (
+                    "UploadClient",
+                    "upload_client",
+                    "upload client",
+                    "Upload Clients",
+                    "upload-client",
+                )
+            }
+        )
+        == 1
+    )
+    assert key("Postgres") == key("PostgreSQL") == key("postgresql")
+    assert key("k8s") == key("Kubernetes")
+    assert key("requests.put()") == "requests.put"
+    assert key("storage/Client.py") != key("storageclient.py")  # a path keeps its slashes
+
+
+def test_typed_relations_in_both_languages():
+    assert relations("We moved the thumbnail jobs off Celery to RQ last week.") == {
+        ("replaced_by", "celery", "rq")
+    }
+    assert relations("把上传客户端从 requests 换成 httpx。") == {
+        ("replaced_by", "requests", "httpx")
+    }
+    assert ("replaced_by", "mysql", "postgresql") in relations(
+        "订单服务不用 MySQL 了，改用 PostgreSQL。"
+    )
+    assert relations("The billing service depends on Redis.") == {
+        ("depends_on", "billingservice", "redis")
+    }
+    assert relations("计费服务依赖 Kafka。") == {("depends_on", "计费服务", "kafka")}
+    assert relations("Pin numpy to 1.26 until the wheels catch up.") == {
+        ("pinned_to", "numpy", "1.26")
+    }
+    assert relations("Redis 版本固定在 6.2。") == {("pinned_to", "redis", "6.2")}
+    assert relations("Never call requests.put without a timeout.") == {
+        ("rule_about", "", "requests.put")
+    }
+    assert ("rule_about", "", "alembic") in relations("禁止在 CI 里跑 alembic 迁移。")
+
+
+def test_named_together_is_not_a_typed_relation():
+    assert relations("Redis and Celery both showed up in the profile.") == set()
+    assert relations("这次排查看了 Redis 和 Celery 的日志。") == set()
+
+
+def test_a_text_that_writes_two_names_as_one_thing_gives_an_alias():
+    found = extract("上传客户端（UploadClient）依赖 httpx。")
+    assert found.aliases == (("上传客户端", "uploadclient"),)
+
+
+# --- the stored graph ---------------------------------------------------------------------
+
+
+def test_memories_are_read_into_entities_relations_and_a_timeline(engine):
+    first = engine.remember("We moved the thumbnail jobs off Celery to RQ.", importance=3).ref
+    engine.remember("The thumbnail workers must not call Celery directly any more.", importance=3)
+    engine.remember("上传客户端（UploadClient）依赖 httpx。", importance=3)
+    engine.remember("UploadClient retries a part three times.", importance=3)
+    listed = {row["name"]: row for row in engine.entities()}
+    assert listed["Celery"]["memories"] == 2
+    assert listed["thumbnail jobs"]["memories"] == 1  # "workers" and "jobs" differ: no merge
+    celery = engine.entity("celery")
+    assert {m["id"] for m in celery["memories"]} >= {first}
+    assert {"type": "replaced_by", "source": "Celery", "target": "RQ"} in [
+        {k: r[k] for k in ("type", "source", "target")} for r in celery["relations"]
+    ]
+    # the Chinese name reaches the memories written in English through the text's alias
+    client = engine.entity("上传客户端")
+    assert len(client["memories"]) == 2
+    assert engine.entity("upload client")["key"] == client["key"]
+    assert [step["memory"] for step in client["timeline"]] == [m["id"] for m in client["memories"]]
+
+
+def test_a_superseded_memory_keeps_its_relations_as_past_and_a_trashed_one_leaves(engine):
+    old = engine.remember("The upload service uses urllib3.", importance=3).ref
+    new = engine.remember("The upload service uses httpx.", importance=3).ref
+    build.catch_up(engine.db)
+    engine.supersede(old, new)
+    service = engine.entity("upload service")
+    past = {m["id"]: m["past"] for m in service["memories"]}
+    assert past == {old: True, new: False}
+    assert {r["evidence"]: r["past"] for r in service["relations"]} == {old: True, new: False}
+    engine.forget(new)
+    assert [m["id"] for m in engine.entity("upload service")["memories"]] == [old]
+    with pytest.raises(NotFound):
+        engine.entity("httpx")  # only the trashed memory named it
+
+
+def test_an_edit_is_read_again(engine):
+    ref = engine.remember("The reports job uses pandas.", importance=3).ref
+    assert engine.entity("pandas")
+    engine.edit(ref, text="The reports job uses polars.")
+    assert engine.entity("polars")["memories"][0]["id"] == ref
+    with pytest.raises(NotFound, match="no entity named 'pandas'"):
+        engine.entity("pandas")
+
+
+def test_a_users_merge_survives_a_rebuild(engine):
+    engine.remember("The billing service bills monthly.", importance=3)
+    engine.remember("计费服务每月出账。", importance=3)
+    merged = engine.merge_entities("billing service", "计费服务")
+    assert len(merged["memories"]) == 2
+    assert engine.reindex()["graphed"] == 2
+    assert len(engine.entity("计费服务")["memories"]) == 2
+    assert {"key": "计费服务", "origin": "user"} in engine.entity("billing service")["aliases"]
+
+
+def test_turns_are_read_too_but_tool_output_is_not(engine):
+    engine.ingest("s1", "user", "Why does the resize worker OOM on staging?")
+    engine.ingest("s1", "tool", "Traceback: MemoryError in resize_worker.py")
+    build.catch_up(engine.db)
+    found = engine.entity("resize worker")
+    assert [t["role"] for t in found["turns"]] == ["user"]
+    with pytest.raises(NotFound):
+        engine.entity("resize_worker.py")
+
+
+# --- the commands -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    return lambda *args: runner.invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_the_entity_commands(run):
+    run("remember", "We moved the thumbnail jobs off Celery to RQ.", "--global")
+    run("remember", "Pin RQ to 1.16 until the worker API settles.", "--global")
+    listed = run("entities")
+    assert listed.exit_code == 0
+    assert "RQ  [software]  2 memories" in listed.output
+    shown = run("entity", "rq")
+    assert shown.exit_code == 0, shown.output
+    assert "RQ pinned to 1.16" in shown.output
+    assert "Celery replaced by RQ" in shown.output
+    data = json.loads(run("entity", "RQ", "--json").output)
+    assert {n["name"] for n in data["neighbours"]} >= {"Celery"}
+    missing = run("entity", "Kafka")
+    assert missing.exit_code != 0
+    assert "no entity named 'Kafka'" in missing.output
+
+
+def test_the_graph_exports_as_json_and_linked_notes_that_import_leaves_aside(engine, tmp_path):
+    engine.remember("We moved the thumbnail jobs off Celery to RQ.", importance=3, project="shop")
+    engine.remember("RQ workers read REDIS_URL.", importance=3, project="shop")
+    engine.remember("Celery: old notes about <b>beat</b>.", importance=3, project="shop")
+    paths = engine.export(tmp_path / "out")
+    graph = json.loads((tmp_path / "out" / "graph.json").read_text(encoding="utf-8"))
+    rq = next(e for e in graph["entities"] if e["name"] == "RQ")
+    assert len(rq["memories"]) == 2
+    assert {k: graph["relations"][0][k] for k in ("type", "source", "target")} == {
+        "type": "replaced_by",
+        "source": "Celery",
+        "target": "RQ",
+    }
+    note = (tmp_path / "out" / "graph" / "RQ.md").read_text(encoding="utf-8")
+    assert "[[Celery]] replaced by [[RQ]]" in note
+    assert "- [[REDIS_URL]] (1)" in note
+    project_file = next(p for p in paths if p.name.startswith("project-"))
+    assert f"in [[{project_file.stem}]]: RQ workers read REDIS_URL." in note
+    other = Engine(home=tmp_path / "other")
+    try:
+        assert other.import_path(tmp_path / "out")["memories"] == 3  # not the notes
+    finally:
+        other.close()
+
+
+# --- recall -------------------------------------------------------------------------------
+
+
+def test_search_expands_one_hop_through_the_graph(engine):
+    first = engine.remember("The thumbnail service moved off Celery to RQ.", importance=3).ref
+    hop = engine.remember("RQ workers read REDIS_URL from the environment.", importance=3).ref
+    engine.remember("The billing service bills on the first of the month.", importance=3)
+    plain = [hit.id for hit in engine.search("why did we drop Celery?", project="")]
+    assert plain == [first]
+    expanded = engine.search("why did we drop Celery?", project="", expand=True)
+    assert [hit.id for hit in expanded] == [first, hop]
+    assert expanded[1].extra["explain"]["expanded"] == {"from": "Celery", "neighbour": "RQ"}
+    assert expanded[1].score < expanded[0].score
+
+
+@pytest.mark.parametrize(
+    ("stored", "asked"),
+    [
+        ("We run Postgres 15 for the orders database.", "which PostgreSQL version do we run?"),
+        ("k8s deploys go through ArgoCD, never kubectl apply.", "how do we deploy to Kubernetes?"),
+        ("UploadClient retries each part three times.", "how often does the upload client retry?"),
+    ],
+)
+def test_a_memory_naming_the_prompts_entity_another_way_is_woven(tmp_path, stored, asked):
+    from mnemoweave.config import Config
+
+    woven = {}
+    for weight in (0.0, 0.3):
+        with Engine(home=tmp_path / str(weight), config=Config(weight_entity=weight)) as engine:
+            engine.remember(stored, importance=3, project="")
+            woven[weight] = [line.ref for line in engine.weave(asked, project="").knowledge]
+    assert woven[0.3] == ["m_1"]
+    assert woven[0.0] == []  # without the graph, the other name says nothing
