@@ -70,9 +70,10 @@ class Config:
     """Fusion weight of the main model for candidates in another language."""
     cross_second: float = 0.0
     """Fusion weight of the second model for candidates in another language."""
-    weight_entity: float = 0.0
+    weight_entity: float = 0.3
     """Fusion weight of the knowledge graph: the share of a query's entities (weighted by
-    rarity) a candidate names, in any language (0: the graph brings no candidates)."""
+    rarity) a memory names, in any language; above 0 such memories join the candidates and
+    hold the prompt's words that named the entity (0: the graph is left out of recall)."""
     min_cosine: float = 0.2
     """Dense candidates below this cosine are dropped (unrelated text is never a hit)."""
     candidates: int = 50

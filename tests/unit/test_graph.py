@@ -274,3 +274,22 @@ def test_a_memory_naming_the_prompts_entity_another_way_is_woven(tmp_path, store
             woven[weight] = [line.ref for line in engine.weave(asked, project="").knowledge]
     assert woven[0.3] == ["m_1"]
     assert woven[0.0] == []  # without the graph, the other name says nothing
+
+
+def test_a_quiet_daemon_sets_up_the_graphs_readers_once(engine, monkeypatch):
+    import threading
+
+    from mnemoweave.daemon import idle
+    from mnemoweave.daemon.routes import Context
+    from mnemoweave.graph import extract
+
+    calls = []
+    done = threading.Event()
+    monkeypatch.setattr(extract, "prepare", lambda: (calls.append(1), done.set()))
+    work = idle.IdleWork(Context(engine), enabled=False)
+    work.tick(idle.PREPARE_AFTER - 1, now=1000.0)
+    assert not calls  # a prompt may be on its way: not while the daemon is busy
+    work.tick(idle.PREPARE_AFTER, now=1000.0)
+    assert done.wait(10)
+    work.tick(10 * idle.PREPARE_AFTER, now=2000.0)
+    assert calls == [1] and work.thread is None  # once; consolidation stays off

@@ -648,6 +648,12 @@ def _rare(word: str) -> bool:
     return (_tokenizer().FREQ.get(word) or 0) < COMMON_ZH
 
 
+def prepare() -> None:
+    """Load the list of names and jieba's part-of-speech tagger now (about a second)."""
+    _names()
+    _posseg("预热")
+
+
 _posseg_lock = threading.Lock()
 _posseg_tokenizer: Any = None
 
