@@ -36,7 +36,8 @@ def known(db: sqlite3.Connection, text: str) -> dict[str, str]:
     from mnemoweave.graph.recall import word_keys
 
     grams = word_keys(text)
-    return written(grams, graph_table.kinds_of(db, grams))
+    found = graph_table.entities_of(db, grams)
+    return written(grams, {k: kind for k, (_, kind) in found.items()})
 
 
 def written(grams: dict[str, tuple[str, ...]], kinds: dict[str, str]) -> dict[str, str]:

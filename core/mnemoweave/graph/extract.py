@@ -20,23 +20,6 @@ from typing import Any, cast
 
 from mnemoweave.text import cjk_count, stopwords
 
-KINDS = (
-    "code",
-    "file",
-    "url",
-    "env",
-    "flag",
-    "command",
-    "software",
-    "person",
-    "place",
-    "org",
-    "environment",
-    "component",
-    "name",
-)
-RELATION_TYPES = ("uses", "replaced_by", "depends_on", "pinned_to", "rule_about", "fixed_by")
-
 
 @dataclass(frozen=True)
 class Mention:

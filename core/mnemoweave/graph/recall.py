@@ -71,7 +71,7 @@ def prompt_keys(query: str) -> dict[str, frozenset[str]]:
 def prompt_entities(db: sqlite3.Connection, query: str) -> Named:
     """The store's entities the prompt names, with their weights and terms."""
     keys = prompt_keys(query)
-    ids = graph_table.ids_of(db, keys)
+    ids = {k: eid for k, (eid, _) in graph_table.entities_of(db, keys).items()}
     if not ids:
         return Named({}, {})
     total = graph_table.texts_read(db)
@@ -85,16 +85,16 @@ def prompt_entities(db: sqlite3.Connection, query: str) -> Named:
 
 def named(
     db: sqlite3.Connection, table: str, wanted: Named
-) -> dict[int, tuple[float, tuple[int, ...]]]:
+) -> dict[int, tuple[float, frozenset[str]]]:
     """Texts of `table` naming any of the `wanted` entities: the share of their weight each
-    names, and which."""
+    names, and the prompt's terms that named them."""
     total = sum(wanted.weights.values())
     if not total:
         return {}
-    out: dict[int, tuple[float, tuple[int, ...]]] = {}
+    out: dict[int, tuple[float, frozenset[str]]] = {}
     for rid, eid in graph_table.naming(db, table, list(wanted.weights)):
-        share, ids = out.get(rid, (0.0, ()))
-        out[rid] = (share + wanted.weights[eid] / total, (*ids, eid))
+        share, terms = out.get(rid, (0.0, frozenset()))
+        out[rid] = (share + wanted.weights[eid] / total, terms | wanted.terms[eid])
     return out
 
 

@@ -66,10 +66,10 @@ def find(engine: Engine, name: str) -> int:
     if not name or not name.strip():
         raise InvalidInput("name an entity")
     keys = [key_of(name)] + [m.key for m in mentions(name)]
-    found = graph_table.ids_of(engine.db, keys)
+    found = graph_table.entities_of(engine.db, keys)
     for k in keys:
-        if k in found and graph_table.shown(engine.db, found[k]):
-            return found[k]
+        if k in found and graph_table.shown(engine.db, found[k][0]):
+            return found[k][0]
     close = graph_table.like(engine.db, key_of(name)[:40], 5)
     hint = f"; close: {', '.join(close)}" if close else ""
     raise NotFound(f"no entity named {name!r}{hint}")

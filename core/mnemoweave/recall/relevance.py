@@ -18,6 +18,8 @@ prompt asks, and a store of 100,000 must not drown a direct hit):
 - cosine: each model's cosine to the prompt, minus the cosine above which that model calls
   a text on topic; in another language than the prompt's it is a feature of its own
   (`cross_cosine`): there no word can match, and meaning alone must carry it.
+A memory naming one of the prompt's entities (the knowledge graph: search says which of
+the prompt's terms named them) holds those terms however it writes them.
 A past turn takes each signal at the better of its own and that of the turn before it when
 that turn is a candidate too: an answer is on topic when the question it answers is.
 They combine into one score in [0, 1] (a logistic model whose weights live in
@@ -148,11 +150,6 @@ class Gate:
         self.key = informations.index(max(informations)) if informations else 0
         self.cutoffs = {channel.name: channel.relevant_cosine for channel in engine.channels}
         self.model = GATE_WEIGHTS["hybrid" if self.cutoffs else "lexical"]
-        self.entity_terms: dict[int, frozenset[str]] = {}  # entity id -> the prompt's terms
-        if engine.config.weight_entity > 0:
-            from mnemoweave.graph.recall import prompt_entities
-
-            self.entity_terms = prompt_entities(engine.db, query).terms
 
     def held(self, text: str, named: frozenset[str] = frozenset()) -> tuple[float, float]:
         """The information of the prompt `text` holds within its best window of sentences,
@@ -191,9 +188,7 @@ class Gate:
                 (found["cosine"] - self.cutoffs.get(name, 1.0) for name, found in dense.items()),
                 default=NOT_FOUND,
             )
-        named = frozenset().union(
-            *(self.entity_terms.get(eid, frozenset()) for eid in explain.get("entities", ()))
-        )
+        named = frozenset(explain.get("named", ()))  # search's: the prompt's entities' terms
         if named:  # only what the text writes another way: its own words keep their windows
             named -= frozenset().union(*(have for have, _ in windows(text, self.translated)))
         held, key = self.held(text, named)

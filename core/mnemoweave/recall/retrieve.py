@@ -111,7 +111,7 @@ class Candidate:
     dense_rank: dict[str, int] = field(default_factory=dict)
     entity: float | None = None  # the share of the query's entities it names
     entity_rank: int | None = None
-    named: tuple[int, ...] = ()  # which of the query's entities it names
+    named: frozenset[str] = frozenset()  # the query's terms that named the entities it names
     parts: dict[str, float] = field(default_factory=dict)
 
 
@@ -315,7 +315,8 @@ class Retriever:
 
     def _entities(self, table, query, n, projects, kind, out: dict[str, Candidate]) -> None:
         """The memories naming the query's entities, the most of their weight first; every
-        candidate gets its share and the entities it names (what the relevance gate reads).
+        candidate gets its share and the query's terms that named them (what the relevance
+        gate reads).
         Past turns are left as they are: ranked by the names they hold (people, chit-chat),
         conversations came out worse (LoCoMo), and raw talk about the same thing is not the
         answer to the question (the coding set's hard negatives)."""
@@ -325,18 +326,18 @@ class Retriever:
         best = sorted(shares.items(), key=lambda pair: (-pair[1][0], -pair[0]))[: n * 4]
         rows = self._rows(table, [rid for rid, _ in best])
         rank = 0
-        for rid, (share, ids) in best:
+        for rid, (share, terms) in best:
             row = rows.get(rid)
             if row is None or not self._eligible(table, row, projects, kind):
                 continue
             rank += 1
             candidate = out.setdefault(f"{table[0]}_{rid}", Candidate(f"{table[0]}_{rid}", row))
-            candidate.entity, candidate.entity_rank, candidate.named = share, rank, ids
+            candidate.entity, candidate.entity_rank, candidate.named = share, rank, terms
             if rank >= n:
                 break
         for ref, candidate in out.items():  # found by the other channels: named or not
             if candidate.entity is None:
-                candidate.entity, candidate.named = shares.get(int(ref[2:]), (0.0, ()))
+                candidate.entity, candidate.named = shares.get(int(ref[2:]), (0.0, frozenset()))
 
     def _dense(self, channel, table, query, n, projects, kind, out) -> None:
         vector = query_vector(self.vectors, channel, query)
@@ -453,7 +454,7 @@ class Retriever:
             **{name: _short(value) for name, value in c.parts.items()},
         }
         if c.named:
-            explain["entities"] = list(c.named)
+            explain["named"] = sorted(c.named)
         if table == "memories":
             return Hit(
                 c.ref,

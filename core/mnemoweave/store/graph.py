@@ -16,32 +16,19 @@ def canonical(db: sqlite3.Connection, key: str) -> str:
     return row[0] if row else key
 
 
-def entity_id(db: sqlite3.Connection, key: str) -> int | None:
-    row = db.execute("SELECT id FROM entities WHERE key = ?", (canonical(db, key),)).fetchone()
-    return row[0] if row else None
-
-
-def ids_of(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
-    """The entity id of each of `keys` that names one (through its aliases too)."""
+def entities_of(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, tuple[int, str]]:
+    """The entity (id, kind) each of `keys` names, through its aliases too, for those that
+    name one."""
     wanted = list(dict.fromkeys(keys))
     if not wanted:
         return {}
     rows = db.execute(
-        "SELECT k.value, e.id FROM json_each(?) k LEFT JOIN aliases a ON a.key = k.value"
+        "SELECT k.value, e.id, e.kind FROM json_each(?) k"
+        " LEFT JOIN aliases a ON a.key = k.value"
         " JOIN entities e ON e.key = coalesce(a.into_key, k.value)",
         (json.dumps(wanted, ensure_ascii=False),),
     )
-    return {key: eid for key, eid in rows}
-
-
-def kinds_of(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
-    """The kind of the entity each of `keys` names, for those that name one."""
-    rows = db.execute(
-        "SELECT k.value, e.kind FROM json_each(?) k LEFT JOIN aliases a ON a.key = k.value"
-        " JOIN entities e ON e.key = coalesce(a.into_key, k.value)",
-        (json.dumps(list(keys), ensure_ascii=False),),
-    )
-    return dict(rows.fetchall())
+    return {key: (eid, kind) for key, eid, kind in rows}
 
 
 def _entity(db: sqlite3.Connection, key: str, name: str, kind: str) -> int:
