@@ -36,9 +36,7 @@ DATA = Path(__file__).resolve().parent / "data" / "entities.jsonl"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, default=DATA, help="labelled texts (.jsonl)")
-    parser.add_argument(
-        "--show", choices=("dev", "check", "test"), help="print the errors of a split"
-    )
+    parser.add_argument("--show", metavar="SPLIT", help="print the errors of a split")
     parser.add_argument("--scale", type=int, help="time the graph of a store of N memories")
     parser.add_argument(
         "--alone",

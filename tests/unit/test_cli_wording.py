@@ -57,8 +57,8 @@ def test_search_lists_no_hit_that_scores_next_to_nothing(engine):
     engine.remember("The flaky upload test is quarantined under label zorblax")
     engine.close()
     lines = run("search", "upload zorblax build", "-k", "20").splitlines()
-    scores = [float(line.split()[1]) for line in lines]  # "build" is in almost every note
-    assert scores == [1.0]
+    # "build" is in almost every note: only the note naming the rare words is listed
+    assert len(lines) == 1 and "zorblax" in lines[0]
 
 
 def test_accepting_a_rival_is_held_with_the_commands_that_settle_it(engine, real_models):

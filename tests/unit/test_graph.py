@@ -66,6 +66,60 @@ def test_chinese_names_components_and_environments():
     }
 
 
+def test_a_word_no_dictionary_holds_is_a_name_and_an_ordinary_word_is_not():
+    assert names("inkpress renders invoices; the old code lives in paykit-py.") == {
+        "inkpress": "name",
+        "paykit-py": "name",
+    }
+    assert names("brewmini 的短信验证码改过了。")["brewmini"] == "name"
+    # English words, their forms, developers' words and prefixed words name nothing
+    assert names("the webhook retries timed out, so we re-run the unbans and backfills") == {}
+    assert names("Rounding must happen once.") == {}  # an ordinary first word
+    assert names("Quillnote moved to Tauri.")["Quillnote"] == "name"
+    assert names("Kofi says the bot never had this.")["Kofi"] == "name"
+    assert names("Tomás wants spectators.")["Tomás"] == "name"
+
+
+def test_commands_folders_acronyms_and_environments_written_in_prose():
+    found = names("Re-ran the helm upgrade against dev, then dbt build; legacy/ is frozen.")
+    assert found == {
+        "helm upgrade": "command",
+        "dev": "environment",
+        "dbt build": "command",
+        "legacy/": "file",
+    }
+    assert names("The gateway is an ESP-IDF project in C#.") == {
+        "ESP-IDF": "name",
+        "C#": "software",
+    }
+    assert "dev" not in names("Install it in dev mode.")
+    assert names("models downstream of stg_shopify__orders") == {"stg_shopify__orders": "code"}
+
+
+def test_a_code_block_is_code_and_its_output_names_nothing():
+    found = names("The flash failed:\n```\nError: Unable to find bootable image\n```\nWhy?")
+    assert found == {}
+    assert names("```\ngo build -o /battle ./cmd/battle\n```")["-o"] == "flag"
+
+
+def test_a_name_written_both_as_a_word_and_as_a_name():
+    store = {"mode": "software"}  # "Mode" the product, once known, is not every "mode"
+    assert extract("Is go-redis fine with cluster mode?", store).keys == ["goredis"]
+    assert "mode" in extract("Sofia replaced Mode with Looker.", store).keys
+    assert "Let" not in names("马骏 asked. Let's go through it.")  # an English text
+
+
+def test_chinese_nicknames_and_components_ending_in_a_tool_word():
+    found = names("老周说补丁加载器和关节状态滤波器都要改，小王提醒同步引擎也是。")
+    assert found["老周"] == found["小王"] == "person"
+    assert {"补丁加载器", "关节状态滤波器"} <= set(found)
+    assert "小于" not in names("超时小于五秒。")
+    assert names("渲染服务改用进程内的 WeasyPrint。") == {
+        "渲染服务": "component",
+        "WeasyPrint": "software",
+    }
+
+
 def test_one_key_for_the_ways_an_entity_is_written():
     assert (
         len(
@@ -110,6 +164,29 @@ def test_typed_relations_in_both_languages():
         ("rule_about", "", "requests.put")
     }
     assert ("rule_about", "", "alembic") in relations("禁止在 CI 里跑 alembic 迁移。")
+
+
+def test_a_relation_starts_at_its_subject_not_at_an_object_or_a_place():
+    # "to SQLite": an object, not the user of rusqlite
+    assert relations("The engine persists updates to SQLite through rusqlite.") == set()
+    assert relations("Linux 上的 webview 用的是 WebKitGTK。") == set()  # a place's thing
+    assert relations("cohort 统计已经从 pandas 改用 Polars 了。") == {
+        ("replaced_by", "pandas", "polars")
+    }
+    assert ("replaced_by", "grpc", "triton") not in relations("The ranker calls Triton over gRPC.")
+    assert relations("不要在 content script 里直接调用 `fetch`。") == {("rule_about", "", "fetch")}
+    assert relations("pnpm 的 `--frozen-lockfile` 在 CI 里一律要加上。") == {
+        ("rule_about", "", "--frozen-lockfile")
+    }
+
+
+def test_a_question_or_a_proposal_states_no_relation():
+    assert relations("Should we move the storefront off Vercel to Cloudflare Pages?") == set()
+    assert relations("何志强问 Redis 要不要换成 KeyDB？") == set()
+    assert relations("建议先把 printf 换成 LOG_INF。") == set()
+    assert relations("We moved the storefront off Vercel to Netlify.") == {
+        ("replaced_by", "vercel", "netlify")
+    }
 
 
 def test_named_together_is_not_a_typed_relation():
@@ -187,6 +264,19 @@ def test_turns_are_read_too_but_tool_output_is_not(engine):
     assert [t["role"] for t in found["turns"]] == ["user"]
     with pytest.raises(NotFound):
         engine.entity("resize_worker.py")
+
+
+def test_a_purged_text_leaves_no_entity_behind(engine):
+    def stored() -> set[str]:  # the table itself: a graph read would catch up first
+        return {name for (name,) in engine.db.execute("SELECT name FROM entities")}
+
+    gone = engine.remember("The OrbitalCache client retries twice")
+    turn = engine.ingest("s1", "user", "Is OrbitalCache still on staging?")
+    engine.remember("The billing service depends on Redis")
+    engine.purge(gone.id)
+    assert "OrbitalCache" in stored()  # the turn still names it
+    engine.purge(turn.id)
+    assert "OrbitalCache" not in stored() and "billing service" in stored()
 
 
 # --- the commands -------------------------------------------------------------------------

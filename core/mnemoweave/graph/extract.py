@@ -216,13 +216,14 @@ _CAMEL = _lazy(
     r"[A-Z]{2,}[a-z][A-Za-z0-9]*)(?:-[A-Z][A-Za-z0-9]*)*\b",
     re.A,
 )
-_SNAKE = _lazy(r"(?<![\w.-])_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*(?![\w-])", re.A)
+_SNAKE = _lazy(r"(?<![\w.-])_*[a-z][a-z0-9]*(?:_+[a-z0-9]+)+_*(?![\w-])", re.A)
 _VERSION = (
     r"v?\d+(?:\.\d+)*(?:-[\w.]+)?(?:\.x|[a-z]\w*)?(?:\.\*)?"
     r"(?![\w%]|\s*(?:MB|KB|GB|TB|ms|s|秒|分钟|小时|天|个|片|次|条|倍|M|G|K)\b)"
 )
 _NOT_DOTTED = frozenset({"e.g", "i.e", "etc", "vs", "a.m", "p.m", "u.s"})
 _CODE_SPAN = _lazy(r"`([^`\n]+)`")
+_FENCED = _lazy(r"```.*?(?:```|$)", re.S)
 _SOFTWARE_VERB = _lazy(
     r"\b(?:uses|using|built on|based on|depends on|relies on|requires|switched to|moved to|"
     r"replaced by|via|written in|import|pip install|npm install|instead of|rather than|"
@@ -266,6 +267,9 @@ _NOT_NAMES = frozenset(
         ascii unicode md readme changelog license mit todo wip nb rfc spec p0 p1 p2
         always never please remember ensure avoid prefer maybe hmm also true false none null
         nobody everyone everybody someone somebody anyone anybody everything
+        pitfall pitfalls decision decisions rule rules fact facts preference preferences gotcha
+        lesson lessons tip tips warning caveat context summary question answer user assistant
+        wi-fi
     nothing something anything
         """
     )
@@ -279,20 +283,23 @@ _NOT_ACRONYMS = frozenset(
         MP4 MP3 WAV ZIP TAR GZ KB MB GB TB PB MS NS US OK FYI ASAP AFAIK IMO TBD EOF SLA SLO
         SLI KPI QA UAT E2E P50 P90 P95 P99 RPS QPS TPS ETA UTC AM PM TL DR CEO CTO PM PO QA
         LGTM WIP NB PS RE FW AI ML LLM NLP OCR ASR TTS CV RL DL GPU TPU CPU NPU RAM SSD DAG
-        ISO MSRV PID TTY LTS EOL RSS LR CVE SHA ACL RBAC MFA OTP QR"""
+        ISO MSRV PID TTY LTS EOL RSS LR CVE SHA ACL RBAC MFA OTP QR RT LSP MQTT AMQP SMTP IMAP
+        SSE HLS RTMP RTSP WS WSS"""
     )
 )
-_COMPONENT_HEADS = (
+_COMPONENT_HEADS = (  # words that end a component's name; not those that mostly end a
+    # kind of thing ("retry loop", "feature flag", "admin node", "dependency layer")
     "service|client|server|worker|queue|job|endpoint|module|api|database|db|cache|pipeline|"
     "bucket|table|cluster|page|bot|script|daemon|proxy|gateway|scheduler|handler|middleware|"
     "consumer|producer|topic|index|dashboard|backend|frontend|app|webhook|cron job|cronjob|"
     "task|store|repo|repository|library|plugin|component|form|screen|view|controller|model|"
-    "schema|migration|flag|route|router|sdk|cli|extension|lambda|function|stream|container|"
+    "migration|route|router|sdk|cli|extension|lambda|stream|"
     "collection|chart|verifier|parser|loader|builder|exporter|importer|scanner|crawler|"
     "resolver|validator|serializer|renderer|listener|watcher|poller|uploader|downloader|"
-    "dispatcher|orchestrator|runner|collector|aggregator|indexer|notifier|adapter|"
-    "manager|provider|registry|hook|widget|modal|dialog|sidebar|navbar|template|config|"
-    "updater|driver|engine|loop|layer|agent|node|replica|instance|console|portal"
+    "dispatcher|orchestrator|collector|aggregator|indexer|notifier|adapter|"
+    "manager|provider|registry|widget|modal|dialog|sidebar|navbar|"
+    "updater|driver|engine|replica|console|portal|monitor|filter|bridge|simulator|tailer|"
+    "writer|reader|buffer|unpacker|planner|feed|site|grid"
 )
 _IDENTIFIER = _lazy(r"_|\d|[a-z][A-Z]", re.A)
 _DETERMINER = _lazy(r"\b(?:the|our|all|its|their|these|those|both|\d+)\s+$", re.I | re.A)
@@ -312,14 +319,22 @@ _NOT_MODIFIERS = frozenset(
     )
 )
 _ENVIRONMENTS = _lazy(
-    r"(?<![\w-])(?:staging|production|prod|pre-?prod|pre-production|sandbox|canary)(?![\w-])",
+    r"(?<![\w-])(?:staging|production|prod|pre-?prod|pre-production|sandbox|canary|uat)(?![\w-])",
     re.I | re.A,
 )
+_DEV = _lazy(  # "deploy to dev", "against dev"; not "dev mode", "dev dependencies"
+    r"(?:(?<=\bon )|(?<=\bto )|(?<=\bin )|(?<=\binto )|(?<=\bonto )|(?<=\bfrom )|"
+    r"(?<=\bagainst ))dev(?![\w-]| (?:mode|server|build|branch|"
+    r"tools?|deps|dependenc|container|machine|loop|env|box))",
+    re.A,
+)
+_ACRONYMS = _lazy(r"(?<![\w.-])[A-Z][A-Z0-9]+(?:-[A-Z][A-Z0-9]+)+(?![\w-])", re.A)
 _ZH_ENVIRONMENTS = _lazy(r"(?:预发|生产|测试|开发|灰度|线上|预生产|沙箱)环境|灰度|线上环境")
 _ZH_HEADS = (
-    "客户端|服务端|服务器|服务|队列|任务|接口|模块|数据库|缓存|表|集群|页面|脚本|网关|进程|"
-    "组件|插件|存储桶|桶|管道|流水线|定时任务|后台|前端|后端|中间件|消费者|生产者|机器人|"
-    "索引|仓库|库|容器|函数|路由|控制器|看板|面板|系统|平台|应用"
+    "客户端|服务端|服务器|服务|队列|任务|接口|模块|数据库|缓存|表|集群|页面|脚本|网关|"
+    "组件|插件|存储桶|桶|管道|流水线|定时任务|后台|前端|中间件|消费者|生产者|机器人|"
+    "库|容器|路由|控制器|看板|面板|系统|平台|应用|引擎|节点|界面|详情页|页|缓冲区|"
+    "缓冲|网桥|端|器"
 )
 _ZH_HEAD = _lazy(rf"(?:{_ZH_HEADS})")
 _ZH_PROPER = frozenset({"nr", "nt"})  # people and organisations (place and other proper
@@ -332,6 +347,8 @@ _SURNAMES = frozenset(
 COMMON_ZH = 500  # jieba's count of a word at or above which it is an ordinary word (谢谢 1089)
 _LATIN = _lazy(r"(?<![\w.@/-])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w@/]|\.\w)", re.A)
 _ZH_MODIFIER_FLAGS = frozenset({"n", "vn", "v", "nz", "j", "l", "ng", "an", "nt", "ns"})
+_TITLES = frozenset(_words("主任 老师 总 经理 工 哥 姐 医生 博士 教授 老板 总监 组长"))
+_CALLED = frozenset({"nr", "t", "n"})  # 小王 nr, 老周 t; 小于 is a verb
 _ZH_NOUNS = frozenset({"n", "vn", "nz", "j", "nt", "ns"})
 _ZH_NOT_MODIFIERS = frozenset(
     _words(
@@ -339,7 +356,8 @@ _ZH_NOT_MODIFIERS = frozenset(
         你们 本地 远程 这些 那些 哪个 某个 相关 对应 原来 原有 新 旧 主 该 此 各 用 跑 在 是 有
         把 被 给 让 调用 使用 访问 连接 启动 重启 部署 修改 更新 删除 增加 添加 检查 测试 上线
         迁移 发布 放在 放到 传进 传给 交给 写到 写进 改成 换成 接入 加到 建议 提交 导出 打到 里加
-        需要 进入 进到 通过 所有的 各个 这种 那种"""
+        需要 进入 进到 通过 所有的 各个 这种 那种 改用 换用 改为 必须 已经 直接 一律 一直 总是
+        马上 立即 务必 千万 不再 只能 只 都 也 还 就 再 又 先 才 正在 仍然 依然 一定 尽量"""
     )
 )
 
@@ -364,9 +382,10 @@ class _Span:
 
 def _spans(text: str, known: Mapping[str, str], chinese: bool) -> Iterator[_Span]:
     code = [m.span(1) for m in _CODE_SPAN.finditer(text)]
+    fenced = [m.span() for m in _FENCED.finditer(text)]
 
     def in_code(start: int, end: int) -> bool:
-        return any(a <= start and end <= b for a, b in code)
+        return any(a <= start and end <= b for a, b in (*code, *fenced))
 
     for m in _URL.finditer(text):
         yield _Span(m.start(), m.end(), "url", m.group().rstrip(".,;:"), 9)
@@ -400,19 +419,44 @@ def _spans(text: str, known: Mapping[str, str], chinese: bool) -> Iterator[_Span
         if m.group().lower() not in _NOT_DOTTED and not re.fullmatch(r"[A-Z]\w*\.[A-Z]", m.group()):
             yield _Span(m.start(), m.end(), "code", m.group(), 5)
     for m in _CAMEL.finditer(text):
-        if not re.fullmatch(r"[A-Z]{2,}(?:s|es|ing|ed|d)", m.group()):
+        if not re.fullmatch(r"[A-Z]{2,}(?:s|es|ing|ed|d)", m.group()) and not _case_word(m):
             yield _Span(m.start(), m.end(), "code", m.group(), 5)
     for m in _SNAKE.finditer(text):
-        yield _Span(m.start(), m.end(), "code", m.group(), 5)
+        if not _case_word(m):
+            yield _Span(m.start(), m.end(), "code", m.group(), 5)
     yield from _commands(text, code)
     yield from _listed(text, known, in_code)
-    prose = _CODE_SPAN.sub(lambda m: " " * len(m.group()), text)  # words, not code
-    yield from _capitalised(prose, bool(cjk_count(text)))
-    for m in _ENVIRONMENTS.finditer(prose):
-        yield _Span(m.start(), m.end(), "environment", m.group(), 4)
+    prose = _CODE_SPAN.sub(_blank, _FENCED.sub(_blank, text))  # words, not code or its output
+    yield from _capitalised(prose, _in_chinese(text))
+    for pattern in (_ENVIRONMENTS, _DEV):
+        for m in pattern.finditer(prose):
+            yield _Span(m.start(), m.end(), "environment", m.group(), 4)
+    for m in _ACRONYMS.finditer(prose):  # ESP-IDF
+        yield _Span(m.start(), m.end(), "name", m.group(), 3)
     yield from _components(prose)
     if chinese and cjk_count(text):
         yield from _chinese(prose)
+
+
+def _case_word(m: re.Match[str]) -> bool:
+    """The name of a way of writing names ("snake_case", "camelCase"), not a name."""
+    return m.group().lower().replace("_", "").replace("-", "") in _CASE_WORDS
+
+
+_CASE_WORDS = frozenset({"snakecase", "camelcase", "pascalcase", "kebabcase", "screamingsnakecase"})
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * len(m.group())
+
+
+def _in_chinese(text: str) -> bool:
+    """Written in Chinese (more Chinese characters than Latin words), not an English text
+    naming a Chinese person."""
+    return cjk_count(text) > len(_LATIN_WORD.findall(text))
+
+
+_LATIN_WORD = _lazy(r"[A-Za-z]+", re.A)
 
 
 def _is_path(name: str, quoted: bool) -> bool:
@@ -423,6 +467,7 @@ def _is_path(name: str, quoted: bool) -> bool:
     last = name.rstrip("/").rsplit("/", 1)[-1]
     return (
         quoted
+        or bool(re.fullmatch(r"[\w.-]{2,}/", name))  # a folder: "legacy/", "Pods/"
         or name.startswith(("~", "./", "../", "/"))
         or name.count("/") >= 2
         or bool(re.search(r"\.(?:" + _EXTENSIONS + r")$", last))
@@ -435,7 +480,9 @@ def _commands(text: str, code: list[tuple[int, int]]) -> Iterator[_Span]:
     (`git rebase`, `docker compose`, `twine upload`; not `python script.py`)."""
     for start, end in code:
         line = text[start:end]
-        words = re.match(r"(?:sudo\s+)?([a-z][\w.-]*)(?:(\s+)([a-z][\w:.-]*)(?=\s|$))?", line)
+        words = re.match(
+            r"(?:sudo\s+)?((?:\./)?[a-z][\w.-]*)(?:(\s+)([a-z][\w:.-]*)(?=\s|$))?", line
+        )
         if not words or " " not in line.strip() or words.group(1) in _NOT_PROGRAMS:
             continue
         head, sub = words.group(1), words.group(3)
@@ -452,19 +499,39 @@ def _listed(text: str, known: Mapping[str, str], in_code: Any) -> Iterator[_Span
     names = _names()
     for m in names.pattern.finditer(text):
         word, lower = m.group(), m.group().lower()
+        built = _BUILT_FOR.match(text, m.end())  # "the JetBrains plugin", "VS Code 插件"
+        if built:
+            yield _Span(m.start(), built.end(), "component", text[m.start() : built.end()], 10)
+        sub = _SUBCOMMAND.match(text, m.end()) if word == lower else None
+        if sub:  # a command in prose, as typed: "re-ran the helm upgrade", "跑 dbt run"
+            yield _Span(m.start(), sub.end(), "command", text[m.start() : sub.end()], 7)
         if lower in names.plain or _guard_passes(
             text, m.start(), m.end(), names.guarded[lower], in_code
         ):
             yield _Span(m.start(), m.end(), "software", word, 9)
     for lower, kind in known.items():
+        words = [part for part in re.split(r"[\W_]+", lower) if part]
+        plain = bool(words) and all(ordinary(part) for part in words)  # "mode", "the node"
         for m in re.finditer(rf"(?<![\w.@/-]){re.escape(lower)}(?![\w@/-])", text, re.I | re.A):
-            yield _Span(m.start(), m.end(), kind, m.group(), 8)
+            if not plain or _guard_passes(text, m.start(), m.end(), m.group(), in_code):
+                yield _Span(m.start(), m.end(), kind, m.group(), 8)
+
+
+_BUILT_FOR = _lazy(r" (?:client|plugin|extension)s?\b| ?(?:插件|客户端|扩展)", re.A)
+_SUBCOMMAND = _lazy(
+    r" (?:install|uninstall|build|run|test|deps|generate|migrate|deploy|push|pull|rebase|"
+    r"commit|merge|clone|fetch|checkout|compose|exec|logs|describe|rollout|delete|apply|"
+    r"plan|init|upgrade|sign|fix|lint|format|publish|serve|restart|login|bisect|"
+    r"cherry-pick|stash|patch|scale|destroy|seed|db|tidy|vet|add|remove|sync|stop|bench|fmt|"
+    r"ssh|flush|validate|audit|doctor|clean)(?![\w-])",
+    re.A,
+)
 
 
 def _guard_passes(text: str, start: int, end: int, written: str, in_code: Any) -> bool:
     """A name that is an ordinary word too counts in code quotes, written as the name is
     (capitalised, not a sentence's first word), or beside a word saying it is software."""
-    if in_code(start, end) or cjk_count(text):
+    if in_code(start, end) or _in_chinese(text):
         return True  # a Latin word in Chinese text is a name
     word = text[start:end]
     if word == written and written[:1].isupper():
@@ -473,8 +540,8 @@ def _guard_passes(text: str, start: int, end: int, written: str, in_code: Any) -
     return bool(_SOFTWARE_WORDS.search(around) or _SOFTWARE_VERB.search(text[:start]))
 
 
-_CAPITALISED = _lazy(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*\b", re.A)
-_VERSIONISH = _lazy(r"V\d|P\d|\d", re.A)
+_CAPITALISED = _lazy(r"\b[A-Z][a-zß-ÿ]+(?:[ -][A-Z][a-zß-ÿ]+)*(?![\wß-ÿ])", re.A)  # Tomás
+_VERSIONISH = _lazy(r"(?:V\d|P\d|\d)\w*", re.A)
 _ACRONYM = _lazy(r"(?<![\w.-])[A-Z][A-Z0-9]{1,7}(?![\w-])", re.A)
 # what follows a name as the subject of its sentence: a verb, or a pause ("Priya:", "Bob,")
 _SUBJECT_OF = _lazy(
@@ -488,6 +555,8 @@ _SUBJECT_OF = _lazy(
 _LOWER_SUBJECT = _lazy(
     r"(?:^|(?<=[.!?;:]\s)|(?<=\n))([a-z][a-z0-9]*(?:[-_][a-z0-9]+)*)(?=\s)", re.A
 )
+_NUMBERED = _lazy(r"(?<![\w.@/$-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w@/]|\.\w|-\w)", re.A)
+_LOWER_WORD = _lazy(r"(?<![\w.@/$'’-])[a-z]+(?:-[a-z]+)*(?![\w@/'’]|\.\w|-\w)", re.A)
 _OBJECT = _lazy(
     r"\b(?:uses|using|built on|based on|depends on|relies on|requires|switched to|moved to|"
     r"replaced by|via)\s+([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b(?![-./])",
@@ -501,6 +570,68 @@ def _concept(word: str) -> bool:
     from mnemoweave.text import stem, translations
 
     return bool(translations(stem([word.lower()])[0]))
+
+
+@functools.cache
+def _ordinary_words() -> frozenset[str]:
+    from importlib.resources import files
+
+    text = (files("mnemoweave") / "data" / "words.txt").read_text(encoding="utf-8")
+    return frozenset(
+        word for line in text.splitlines() if not line.startswith("#") for word in line.split()
+    )
+
+
+_PREFIX = _lazy(
+    r"(?:un|re|pre|sub|over|under|auto|multi|de|non|co|mis|inter|super|micro|meta|post|anti|"
+    r"semi|bi|tri)-?"
+)
+_INFLECTIONS = (
+    ("ies", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ing", ""),
+    ("ing", "e"),
+    ("er", ""),
+    ("ers", ""),
+)
+
+
+def ordinary(word: str) -> bool:
+    """An English or developer's word (data/words.txt), or a form of one, or a stopword."""
+    lower = word.lower()
+    words = _ordinary_words()
+    if lower in words or lower in stopwords():
+        return True
+    if any(
+        lower.endswith(end) and len(lower) - len(end) >= 3 and lower[: -len(end)] + stem in words
+        for end, stem in _INFLECTIONS
+    ):
+        return True
+    prefix = _PREFIX.match(lower)  # "unbans", "redelivered", "autogenerate"
+    return prefix is not None and len(lower) - prefix.end() >= 4 and ordinary(lower[prefix.end() :])
+
+
+# short words and prefixes that join English compounds ("re-run", "add-on", "x-ray")
+_SHORT = frozenset(
+    _words("a an to in on up by of or at as is it be do go no so re co de ex un e x t")
+)
+
+
+def _unknown(word: str) -> bool:
+    """A lowercase word that is no ordinary word, in any of its hyphenated parts longer than
+    two letters ("inkpress", "paykit-py"; not "re-run", "fine-grained"), or a hyphenated
+    one with a short part no compound has ("kelp-ls") or ending in a component's head word
+    ("wren-gateway", "search-api")."""
+    parts = word.split("-")
+    if len(parts) > 1 and (
+        _COMPONENT.fullmatch(parts[-1]) or any(len(p) <= 2 and p not in _SHORT for p in parts)
+    ):
+        return True  # "wren-gateway", "kelp-ls", "ts-node"
+    long = [part for part in parts if len(part) > 2]
+    return bool(long) and not all(ordinary(part) for part in long)
 
 
 def _uncommon(word: str) -> bool:
@@ -520,7 +651,9 @@ def _capitalised(text: str, chinese: bool) -> Iterator[_Span]:
         start = m.start()
         first = _starts_sentence(text, start)
         subject = len(words) == 1 and not words[0].endswith("s") and _uncommon(words[0])
-        if first and not (subject and _SUBJECT_OF.match(text, m.end())) and not chinese:
+        subject = subject and bool(_SUBJECT_OF.match(text, m.end()))
+        subject = subject and not (words[0].endswith("ing") and ordinary(words[0]))  # Rounding
+        if first and not (subject or _unknown(words[0].lower())) and not chinese:
             words, start = words[1:], start + len(words[0]) + 1
         while words and words[0].lower() in _NOT_NAMES | stopwords():
             words, start = words[1:], start + len(words[0]) + 1
@@ -536,6 +669,16 @@ def _capitalised(text: str, chinese: bool) -> Iterator[_Span]:
         plural = m.group(1).endswith("s") and m.group(1).lower() not in _names().plain
         if not plural and _SUBJECT_OF.match(text, m.end()) and _uncommon(m.group(1)):
             yield _Span(m.start(1), m.end(1), "name", m.group(1), 3)
+    for m in _LOWER_WORD.finditer(text):  # "inkpress renders", "in paykit-py"
+        if len(m.group()) > 2 and _unknown(m.group()):
+            end = m.end() + (text[m.end() : m.end() + 1] == "!")  # a macro: println!
+            yield _Span(m.start(), end, "name", text[m.start() : end], 3)
+    for m in _NUMBERED.finditer(text):  # "ranker-ft-0612", "gpu-a100", "triton-py310"
+        parts = m.group().split("-")
+        if any(p.isalpha() and len(p) > 2 for p in parts) and not all(
+            p.isdigit() or p.isalpha() and (ordinary(p) or p in _SHORT) for p in parts
+        ):
+            yield _Span(m.start(), m.end(), "name", m.group(), 3)
     for m in _OBJECT.finditer(text):  # "uses timm", "depends on nom"
         if _uncommon(m.group(1)) and not _concept(m.group(1)):
             yield _Span(m.start(1), m.end(1), "name", m.group(1), 3)
@@ -568,6 +711,8 @@ def _components(text: str) -> Iterator[_Span]:
             if _IDENTIFIER.search(word) or lower in names.plain or lower in names.guarded:
                 modifiers = []
                 break
+            if "-" in lower and _unknown(lower):  # "the genoscope-raw bucket": the name
+                break  # says which ("the timesheet importer" is one component)
             if word[:1].isupper() and _starts_sentence(text, found.start()):
                 break
             modifiers.insert(0, word)
@@ -587,21 +732,33 @@ def _chinese(text: str) -> Iterator[_Span]:
     starts = {o: i for i, o in enumerate(offsets)}
     for i, (word, flag) in enumerate(words):
         proper = flag in _ZH_PROPER and len(word) >= 2 and cjk_count(word) == len(word)
-        if proper and _rare(word) and (flag != "nr" or word[0] in _SURNAMES):
-            kind = "person" if flag == "nr" else "org"
+        called = word[:1] in "老小" and word[1:] in _SURNAMES and flag in _CALLED  # 老周, 小王
+        called = called or flag == "nr" and len(word) == 2 and word[0] in "阿小"  # 阿飞, 小雨
+        after = words[i + 1][0] if i + 1 < len(words) else ""
+        titled = flag == "nr" and word in _SURNAMES and after in _TITLES  # 周主任
+        if titled or word in ("老", "小") and after in _SURNAMES:  # 小 刘, as jieba cuts it
+            yield _Span(offsets[i], offsets[i] + len(word + after), "person", word + after, 3)
+        if called or proper and _rare(word) and (flag != "nr" or word[0] in _SURNAMES):
+            kind = "person" if called or flag == "nr" else "org"
             yield _Span(offsets[i], offsets[i] + len(word), kind, word, 3)
     for m in _LATIN.finditer(text):  # a Latin word among Chinese is mostly a name
         word = m.group()
         if word.islower() and "-" not in word:
             continue  # checkpoint, prune, rank: as often a word as a name
+        if word in _NOT_ACRONYMS or _VERSIONISH.fullmatch(word):
+            continue  # P99, RT, LSP
         if word.lower() not in _NOT_NAMES and not _concept(word) and _uncommon(word):
             yield _Span(m.start(), m.end(), "name", word, 3)
     for m in _ZH_ENVIRONMENTS.finditer(text):
         yield _Span(m.start(), m.end(), "environment", m.group(), 4)
+    ends = {o + len(w): i for i, (o, (w, _)) in enumerate(zip(offsets, words, strict=True))}
     for m in _ZH_HEAD.finditer(text):
-        if m.start() not in starts:
+        if m.start() in starts:
+            i = starts[m.start()]
+        elif m.group() == "器" and m.end() in ends:
+            i = ends[m.end()]  # a word ending in 器: 滤波器, 浏览器
+        else:
             continue  # inside a word: 服务 in 服务器 is found as 服务器
-        i = starts[m.start()]
         j = i - 1
         while j >= 0 and words[j][0].isspace():
             j -= 1
@@ -609,8 +766,12 @@ def _chinese(text: str) -> Iterator[_Span]:
             continue
         if not _zh_modifier(*words[j]):
             continue
-        k = j - 1  # a second word naming which: 变异检测任务
-        if k >= 0 and _zh_modifier(*words[k]) and words[k][1] in _ZH_NOUNS:
+        k = j - 1  # a second word naming which: 变异检测任务, 支付回调接口
+        if (
+            k >= 0
+            and _zh_modifier(*words[k])
+            and (words[k][1] in _ZH_NOUNS or words[k][1] == words[j][1] == "v")
+        ):
             j = k
         start = offsets[j]
         yield _Span(start, m.end(), "component", text[start : m.end()], 2)
@@ -632,8 +793,10 @@ def _rare(word: str) -> bool:
 
 
 def prepare() -> None:
-    """Load the list of names and jieba's part-of-speech tagger now (about a second)."""
+    """Load the lists of names and words and jieba's part-of-speech tagger now (about a
+    second)."""
     _names()
+    _ordinary_words()
     _posseg("预热")
 
 
@@ -664,8 +827,8 @@ def _resolve(spans: list[_Span]) -> list[_Span]:
     rank."""
     taken: list[_Span] = []
 
-    def order(s: _Span) -> tuple[int, int, int, int]:
-        return (s.kind in _WORDS, -(s.end - s.start), -s.rank, s.start)
+    def order(s: _Span) -> tuple[int, int, int, int]:  # rank 10: a name with its head word
+        return (s.kind in _WORDS and s.rank < 10, -(s.end - s.start), -s.rank, s.start)
 
     for span in sorted(spans, key=order):
         if all(span.end <= t.start or span.start >= t.end for t in taken):
@@ -716,7 +879,9 @@ def mentions(
 _MARK = "§{}§"
 _E = r"§(\d+)§"
 _GAP = r"(?:[^§.;!?。；！？\n]{0,40}?)"  # a few words between, inside one clause
-_ZGAP = r"(?:[^§.;!?。；！？，,\n]{0,12}?)"
+_ZGAP = r"(?:[^§.;!?。；！？，,：:\n]{0,12}?)"
+# the first mention is the subject: not "A 的 B", "A 里", "Redis key 必须用"
+_ZGAP_OWN = r"(?:[^§.;!?。；！？，,：:的里A-Za-z\n]{0,12}?)"
 _PATTERNS: list[tuple[str, re.Pattern[str], tuple[int, int]]] = [
     # (type, pattern over the marked sentence, (source group, target group))
     (
@@ -745,7 +910,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], tuple[int, int]]] = [
     ),
     (
         "replaced_by",
-        _lazy(rf"{_E}\s+(?:instead of|rather than|in place of|over)\s+(?:the\s+)?{_E}", re.I),
+        _lazy(rf"{_E}\s+(?:instead of|rather than|in place of)\s+(?:the\s+)?{_E}", re.I),
         (2, 1),
     ),
     ("replaced_by", _lazy(rf"{_E}\s*(?:→|->|=>)\s*{_E}"), (1, 2)),
@@ -758,6 +923,19 @@ _PATTERNS: list[tuple[str, re.Pattern[str], tuple[int, int]]] = [
     (
         "replaced_by",
         _lazy(rf"{_E}{_ZGAP}(?:换成|换为|替换成|替换为|迁移到|迁到|切换到|切到)了?\s*{_E}"),
+        (1, 2),
+    ),
+    (
+        "replaced_by",
+        _lazy(
+            rf"(?:原来|以前|之前|过去|早先)(?:用|是|跑在|用的是)\s*{_E}[^§。；！？\n]{{0,24}}?"
+            rf"(?:换成|换为|改用|改成|迁到|迁移到|切到|切换到)了?\s*{_E}"
+        ),
+        (1, 2),
+    ),
+    (
+        "replaced_by",
+        _lazy(rf"从\s*{_E}{_ZGAP}(?:改用|换用|改成|改为|换到|迁移到|迁到|切换到|切到)了?\s*{_E}"),
         (1, 2),
     ),
     (
@@ -785,8 +963,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], tuple[int, int]]] = [
             rf"{_E}(?:\s*\([^()§]*(?:§\d+§[^()§]*)*\))?\s+(?:now\s+|still\s+|also\s+|only\s+)?"
             rf"(?:uses|used|is built on|"
             rf"is written in|runs on|talks to|calls|wraps|is backed by|reads from|writes to|"
-            rf"sends to|stores \w+ in|is served by|renders \w+ (?:\w+ )?with|"
-            rf"(?:\w+\s+){{0,3}}?(?:via|through))\s+(?:the\s+)?{_E}",
+            rf"sends to|stores \w+ in|is served by|renders \w+ (?:\w+ )?with)\s+(?:the\s+)?{_E}",
             re.I,
         ),
         (1, 2),
@@ -794,7 +971,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], tuple[int, int]]] = [
     (
         "uses",
         _lazy(
-            rf"{_E}{_ZGAP}(?<![不再没别])(?:使用|用的是|是用|用了|用|采用|基于|通过|调用|跑在|部署在|存在|写入|"
+            rf"{_E}(?:\s*[（(][^()（）§]*(?:§\d+§[^()（）§]*)*[)）])?{_ZGAP_OWN}"
+            rf"(?<![不再没别改换])(?<!原来|以前|之前|过去|曾经|早先)(?:使用|用的是|是用|用了|用|采用|基于|通过|调用|跑在|部署在|存在|写入|"
             rf"读取|接的是|接入了?|接了)\s*{_E}(?!{_ZGAP}(?:替代|替换|取代|代替|换成|做\s*\S*替))"
         ),
         (1, 2),
@@ -832,7 +1010,9 @@ _FIXED_ZH = _lazy(
     rf"(?:通过|靠)(?:改用|使用|用|加|设置)?\s*{_E}[^§。；！？\n]{{0,8}}?(?:修复|解决|修好)"
 )
 _CLAUSE_END = _lazy(r"[,;:，；：]")
-_SET_TO = _lazy(r"\b(?:be|stay|remain|set to|equal)\b|设为|设置为|设成|等于|为$|是$", re.I)
+_SET_TO = _lazy(
+    r"\b(?:be|stay|remain|set to|equal|point (?:at|to))\b|设为|设置为|设成|等于|为$|是$", re.I
+)
 _RULE_FIRST = _lazy(r"(?:^|[,;:，；：(（])\s*(?:please\s+|以后|今后|所有|任何)?\s*$", re.I)
 
 
@@ -848,7 +1028,27 @@ def _head(line: str, index: int) -> int:
     return int(before.group(1)) if before else index
 
 
-_OWNED = _lazy(rf"\s*的\s*{_E}")
+def _placed(line: str, index: int) -> bool:
+    """The mention says where ("在 X 里", "在 X 的 macOS runner 上"), not what."""
+    mark = _MARK.format(index)
+    return any(mark in m.group() for m in _PLACE_ZH.finditer(line))
+
+
+_PLACE_ZH = _lazy(r"在[^，。；！？,;\n在]{0,30}?(?:里|中|上|内|下)")
+
+
+def _object(line: str, index: int) -> bool:
+    """The mention is the object of a preposition ("to SQLite", "on the cluster"), so it is
+    not the subject of the verb after it."""
+    return bool(_AFTER_PREPOSITION.search(line[: line.index(_MARK.format(index))]))
+
+
+_AFTER_PREPOSITION = _lazy(
+    r"\b(?:to|from|in|into|on|onto|with|of|at|for|by|over|under|inside)\s+"
+    r"(?:the\s+|its\s+|their\s+|our\s+|a\s+|an\s+)?$",
+    re.I,
+)
+_OWNED = _lazy(rf"\s*的\s*[`'\"“]?{_E}")
 _OWNER = _lazy(rf"{_E}\s+(?:in|of)\s+(?:the\s+)?$", re.I)
 
 
@@ -859,13 +1059,13 @@ def _first(indexes: list[int], kinds: list[str]) -> int | None:
 
 
 def _fixed(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
-    """X's problem fixed by Y: "X ... was fixed by (doing something with) Y" (Y: the last
+    """X's problem fixed by Y: "X ... was fixed by (doing something with) Y" (Y: the first
     mention of the clause), "X 的 ... 通过 Y 修复"."""
     out = []
     for m in _FIXED_BY.finditer(line):
         before = [int(i) for i in re.findall(_E, line[: m.start()])][::-1]
         clause = _CLAUSE_END.split(line[m.end() :], maxsplit=1)[0]
-        after = [int(i) for i in re.findall(_E, clause)][::-1]
+        after = [int(i) for i in re.findall(_E, clause)]
         source, target = _first(before, kinds), _first(after, kinds)
         if source is not None and target is not None and keys[source] != keys[target]:
             out.append(Relation("fixed_by", keys[source], keys[target]))
@@ -895,9 +1095,9 @@ def _rule(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
     if rule is None:
         return []
     clause = _CLAUSE_END.split(line[: rule.start()])[-1]
-    subject = [int(i) for i in re.findall(_E, clause)]
+    subject = [int(i) for i in re.findall(_E, clause) if not _placed(line, int(i))]
     rest = _CLAUSE_END.split(line[rule.end() :])[0]
-    after = [int(i) for i in re.findall(_E, rest)]
+    after = [int(i) for i in re.findall(_E, rest) if not _placed(line, int(i))]
     chosen = _first(after, kinds)
     if chosen is not None:
         chosen = _head(line, chosen)
@@ -909,6 +1109,7 @@ def _rule(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
             chosen = None
     if chosen is None:
         chosen = _first(subject, kinds)
+        chosen = None if chosen is None else _head(line, chosen)
     return [] if chosen is None else [Relation("rule_about", "", keys[chosen])]
 
 
@@ -930,19 +1131,24 @@ def relations(text: str, found: list[Mention]) -> list[Relation]:
         marked.append(text[cursor : sentence.end()])
         line = "".join(marked)
         keys = [m.key for m in inside]
-        for kind, pattern, (source, target) in _PATTERNS:
+        tentative = line.rstrip().endswith(("?", "？")) or bool(_TENTATIVE.search(line))
+        for kind, pattern, (source, target) in [] if tentative else _PATTERNS:
             for m in pattern.finditer(line):
                 i, j = _head(line, int(m.group(source))), _head(line, int(m.group(target)))
                 a, b = keys[i], keys[j]
-                if inside[i].kind in _NOT_USERS and target > source:
-                    continue  # "Priya uses ...", "production goes through Teleport"
+                if kind == "replaced_by" and "environment" in (inside[i].kind, inside[j].kind):
+                    continue  # "the key was replaced by staging's": a place replaces nothing
+                subject = kind in ("uses", "depends_on") and _object(line, i)
+                if target > source and (inside[i].kind in _NOT_USERS or subject):
+                    continue  # "Priya uses ...", "production goes through Teleport", "writes
+                    # to SQLite through rusqlite"
                 if a != b:
                     out.append(Relation(kind, a, b))
                 if kind in ("uses", "depends_on") and target > source:  # "uses A and B"
                     more = re.match(rf"{_LIST}+", line[m.end() :])
                     for index in re.findall(_E, more.group() if more else ""):
                         out.append(Relation(kind, a, keys[int(index)]))
-        for pattern in _PIN:
+        for pattern in [] if _TENTATIVE.search(line) else _PIN:
             for m in pattern.finditer(line):
                 version = m.group(m.lastindex or 2)
                 if m.group(2) in ("==", "<=", "<", "~=", "^", "@"):
@@ -951,9 +1157,37 @@ def relations(text: str, found: list[Mention]) -> list[Relation]:
                     )
                 out.append(Relation("pinned_to", keys[int(m.group(1))], version.replace(" ", "")))
         kinds = [m.kind for m in inside]
-        out += _fixed(line, keys, kinds)
+        if not tentative:
+            out += _through(line, keys, kinds)
+            out += _fixed(line, keys, kinds)
         out += _rule(line, keys, kinds)
     return list(dict.fromkeys(out))
+
+
+# a question or a proposal states no relation ("Should we move off Vercel?", "建议换成 X")
+_TENTATIVE = _lazy(
+    r"\b(?:should we|could we|can we|shall we|what if|would|might|maybe|consider(?:ing)?|"
+    r"propos(?:e|ed|al)|suggest(?:s|ed)?|plan(?:s|ning)? to|thinking about|wants? to|"
+    r"I'd|we'd|let's|floated|floats)\b|建议|要不要|是否|是不是|能不能|可不可以|如果|打算|计划|"
+    r"考虑|准备|想把|不如|干脆|提议|提过|提出",
+    re.I,
+)
+_THROUGH = _lazy(rf"\b(?:via|through)\s+(?:the\s+)?{_E}", re.I)
+
+
+def _through(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
+    """X ... through / via Y: the clause's subject (its first mention, not a person or a
+    place) uses Y ("the sync engine persists updates to SQLite through rusqlite")."""
+    out = []
+    for m in _THROUGH.finditer(line):
+        clause = _CLAUSE_END.split(line[: m.start()])[-1]
+        before = [int(i) for i in re.findall(_E, clause)]
+        if not before or kinds[before[0]] in _NOT_USERS or _object(line, before[0]):
+            continue  # "production goes through Teleport", "writes to SQLite through ..."
+        a, b = keys[_head(line, before[0])], keys[_head(line, int(m.group(1)))]
+        if a != b:
+            out.append(Relation("uses", a, b))
+    return out
 
 
 _ALIAS = _lazy(

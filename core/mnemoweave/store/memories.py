@@ -234,6 +234,7 @@ def set_status(db: sqlite3.Connection, mid: int, status: str, deleted_at: float 
 
 def delete(db: sqlite3.Connection, mid: int) -> None:
     fts.unindex(db, "memories", mid)
+    graph.forget(db, "memories", mid, prune_now=True)
     db.execute("DELETE FROM memories WHERE id = ?", (mid,))
 
 
