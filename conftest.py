@@ -89,6 +89,7 @@ def mnemoweave_home(
     # git names projects: it reads no system or user config of the machine running the tests
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))  # never the user's Codex
     yield home
     _stop_daemon(home)
 

@@ -343,7 +343,7 @@ def _lexical(home: Path) -> None:
 
 def huge_prompt(home: Path, megabytes: float) -> dict[str, Any]:
     """The prompt hook on a huge prompt, a search answering in a loop beside it."""
-    from mnemoweave.hosts.install import CLAUDE_CODE_HOOKS
+    from mnemoweave.hosts.install import HOOK_EVENTS
 
     env, hook_env = env_for(home), env_for(home, HOME=str(home / "user"))
     process = serve(home, env)
@@ -387,7 +387,7 @@ def huge_prompt(home: Path, megabytes: float) -> dict[str, Any]:
         "hook_ms": round(took, 1),
         "hook_rc": rc,
         "hook_stderr": stderr.decode(errors="replace")[:200],
-        "host_timeout_ms": CLAUDE_CODE_HOOKS["UserPromptSubmit"][0] * 1000,
+        "host_timeout_ms": HOOK_EVENTS["claude-code"]["UserPromptSubmit"][0] * 1000,
         "hook_budget_ms": 250,
         "daemon_request_ms": round((answered - asked) * 1000, 1),
         "search_before_ms": percentiles(before) | {"max": round(max(before, default=0), 1)},

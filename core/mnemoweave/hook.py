@@ -31,10 +31,10 @@ from mnemoweave.store.spooled import RESERVE, RESERVE_BYTES, SPOOL
 # budget): every other event finding no daemon wakes one and is spooled at once (a session's
 # start is answered from the store meanwhile: cold_start.py). A daemon that is warming up
 # takes every event at once (daemon/warming.py).
-HOSTS = ("claude-code", "opencode")  # the hosts whose hooks `mnemoweave hook` runs
-PROMPT = "UserPromptSubmit"
+HOSTS = ("claude-code", "opencode", "codex", "gemini")  # whose hooks `mnemoweave hook` runs
+PROMPTS = ("UserPromptSubmit", "BeforeAgent")  # their events a prompt waits on
 OPENING = ("SessionStart", "session.created")  # their events that open a session
-BUDGETS = {PROMPT: 0.25, "SessionEnd": 1.0, "PreCompact": 5.0}
+BUDGETS = {**dict.fromkeys(PROMPTS, 0.25), "SessionEnd": 1.0, "PreCompact": 5.0}
 DEFAULT_BUDGET = 2.0
 AGAIN_TIME = 0.05  # seconds a prompt keeps to ask a daemon again that just became warm
 AGAIN_PAUSE = 0.005  # seconds between asking a daemon that is becoming warm
@@ -55,7 +55,7 @@ def home() -> str:
 def budget(event: str) -> float:
     """The event's budget in seconds; MNEMOWEAVE_HOOK_BUDGET_MS sets the prompt path's."""
     override = os.environ.get("MNEMOWEAVE_HOOK_BUDGET_MS", "")
-    if event == PROMPT and override.isdigit():
+    if event in PROMPTS and override.isdigit():
         return int(override) / 1000
     return BUDGETS.get(event, DEFAULT_BUDGET)
 
@@ -180,7 +180,7 @@ def _ask(where: str, host: str, event: str, raw: bytes, deadline: float) -> str 
     if via:
         head += b'"via": "%s", ' % via.encode()
     wait = b""
-    if event == PROMPT:  # a daemon warming up may hold it: the time to ask again is kept
+    if event in PROMPTS:  # a daemon warming up may hold it: the time to ask again is kept
         wait = b'"wait": %.3f, ' % max(0.0, deadline - time.monotonic() - AGAIN_TIME)
     while True:
         try:
@@ -226,7 +226,7 @@ def _deliver(where: str, host: str, event: str, payload: Any, deadline: float) -
         if exc.status is not None or client.running(where, timeout=left):
             raise  # refused, or there but slow: retrying would only spend the budget
     started = client.ensure_daemon(where, 0.0)  # one is started if none runs: no waiting
-    if not started and (event != PROMPT or deadline <= time.monotonic()):
+    if not started and (event not in PROMPTS or deadline <= time.monotonic()):
         raise Cold("no daemon answered; one is starting")
     # the prompt tries again within its budget: a daemon that is binding takes it (one that
     # is warming up answers at once: daemon/warming.py)

@@ -9,7 +9,7 @@ import pytest
 
 from mnemoweave.errors import InvalidInput
 from mnemoweave.hook import ENTRY, package_dir
-from mnemoweave.hosts import claude_code
+from mnemoweave.hosts import claude_code, payloads
 from mnemoweave.hosts.adapters import handle
 from mnemoweave.hosts.install import PLUGIN_COMMAND, hooks_object, install, uninstall
 from mnemoweave.model import SessionEvent, Turn
@@ -105,9 +105,9 @@ def test_stop_distills_the_session(engine):
 
 def test_context_is_cut_to_claude_codes_cap_and_stays_closed():
     text = "<memory>\n" + "\n".join(f"- line {i} " + "x" * 80 for i in range(400)) + "\n</memory>"
-    clipped = claude_code.clip_context(text)
-    assert len(clipped) <= claude_code.MAX_CONTEXT and clipped.endswith("\n</memory>")
-    assert claude_code.clip_context("short") == "short"
+    clipped = payloads.clipped(text)
+    assert len(clipped) <= payloads.MAX_CONTEXT and clipped.endswith("\n</memory>")
+    assert payloads.clipped("short") == "short"
 
 
 def test_turn_keys_agree_whoever_reports_the_turn():

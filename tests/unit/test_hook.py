@@ -91,7 +91,7 @@ def test_the_payload_goes_as_read_and_the_output_comes_back_as_sent(home):
         printed = run(raw)
     (body,) = got  # a prompt says how long it may wait for a daemon warming up
     assert re.fullmatch(rb'\{"wait": (\d+\.\d{3}), "payload": (.*)\}', body, re.S)[2] == raw
-    assert 4 < json.loads(body)["wait"] < hook.budget(hook.PROMPT)
+    assert 4 < json.loads(body)["wait"] < hook.budget("UserPromptSubmit")
     assert json.loads(printed) == CONTEXT and "ç" in printed
     with stand_in(home, [(200, b'{"output": null}')]):
         assert run(raw) == ""

@@ -198,11 +198,12 @@ class FakeHostPlugin:
 
 
 def test_hook_register_hosts(engine):
-    assert set(adapters.hosts(engine.pm)) == {"claude-code", "opencode", "dsh", "proxy"}
+    builtin = {"claude-code", "opencode", "codex", "gemini", "dsh", "proxy"}
+    assert set(adapters.hosts(engine.pm)) == builtin
     with pytest.raises(InvalidInput, match="unknown host 'fake'"):
         adapters.handle(engine, "fake", "say", {"session": "s1", "text": "hello"})
     engine.pm.register(FakeHostPlugin(), name="fake-host")
-    assert set(adapters.hosts(engine.pm)) == {"claude-code", "opencode", "dsh", "proxy", "fake"}
+    assert set(adapters.hosts(engine.pm)) == builtin | {"fake"}
     answer = adapters.handle(engine, "fake", "say", {"session": "s1", "text": "hello there"})
     assert answer == {"heard": 1, "event": "say"}
     turn = engine.get("t_1")

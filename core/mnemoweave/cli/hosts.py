@@ -62,8 +62,9 @@ def _scope_option(function):
         type=click.Choice(SCOPES),
         default="user",
         show_default=True,
-        help="user: ~/.claude/settings.json, ~/.config/opencode/; project: the same under the "
-        "git root (.claude/settings.json; .opencode/plugin/ and opencode.json).",
+        help="user: ~/.claude/settings.json, ~/.config/opencode/, ~/.gemini/settings.json; "
+        "project: the same under the git root (.claude/settings.json; .opencode/plugin/ and "
+        "opencode.json; .gemini/settings.json). Codex: $CODEX_HOME (~/.codex) only.",
     )(function)
 
 
@@ -71,13 +72,19 @@ def _scope_option(function):
 @click.argument("host", type=click.Choice(INSTALLABLE), required=False)
 @_scope_option
 @click.option("--profile", help="dsh: the profile to add the bundle to (else dsh's default).")
+@click.option(
+    "--trust",
+    is_flag=True,
+    help="codex: have Codex record its trust in mnemoweave's hooks (as its /hooks review "
+    "does); without it Codex skips them until you trust them there.",
+)
 @json_option
-def install(host: str | None, scope: str, profile: str | None, as_json: bool) -> None:
+def install(host: str | None, scope: str, profile: str | None, trust: bool, as_json: bool) -> None:
     """Record where this program is (the Claude Code plugin, installed from its marketplace,
     finds it there) and build the embedding model if it is not built yet. With HOST, also
-    merge mnemoweave's hooks into Claude Code's settings (backup first, others untouched),
-    put OpenCode's plugin file and MCP server entry in place, or add the dsh bundle to a
-    dsh profile."""
+    merge mnemoweave's hooks into Claude Code's, Codex's or Gemini's settings (backup first,
+    others untouched; Codex and Gemini get the MCP server too), put OpenCode's plugin file
+    and MCP server entry in place, or add the dsh bundle to a dsh profile."""
     from mnemoweave.config import data_dir
     from mnemoweave.hook import PROGRAM, record_program
 
@@ -106,6 +113,14 @@ def install(host: str | None, scope: str, profile: str | None, as_json: bool) ->
 
         _done(install_opencode(scope), as_json, "installed into")
         return
+    if host == "codex":
+        _codex_installed(scope, trust, as_json)
+        return
+    if host == "gemini":
+        from mnemoweave.hosts.install import install_gemini
+
+        _done(install_gemini(scope), as_json, "installed into", "hooks and MCP server")
+        return
     from mnemoweave.hosts.install import install as merge
     from mnemoweave.hosts.install import settings_path
 
@@ -124,10 +139,45 @@ def uninstall(host: str, scope: str, as_json: bool) -> None:
 
         _done(uninstall_opencode(scope), as_json, "removed from")
         return
+    if host == "codex":
+        from mnemoweave.hosts.install import uninstall_codex
+
+        _only_user(host, scope)
+        _done(uninstall_codex(), as_json, "removed from")
+        return
+    if host == "gemini":
+        from mnemoweave.hosts.install import uninstall_gemini
+
+        _done(uninstall_gemini(scope), as_json, "removed from", "hooks and MCP server")
+        return
     from mnemoweave.hosts.install import settings_path
     from mnemoweave.hosts.install import uninstall as remove
 
     _done(remove(settings_path(scope)), as_json, "removed from")
+
+
+def _only_user(host: str, scope: str) -> None:
+    if scope != "user":
+        raise UserError(f"{host} is installed for the user only ($CODEX_HOME); drop --scope")
+
+
+def _codex_installed(scope: str, trust: bool, as_json: bool) -> None:
+    from mnemoweave.hosts.install import install_codex
+
+    _only_user("codex", scope)
+    result = install_codex(trust=trust)
+    if as_json:
+        _emit(result)
+        return
+    _done(result, False, "installed into")
+    if result["trusted"]:
+        click.echo(f"Codex trusts mnemoweave's hooks ({len(result['trusted'])} recorded)")
+    else:
+        click.echo(
+            "Codex runs a hook only once you trust it, and skips it silently until then: "
+            "run `codex`, type /hooks and trust mnemoweave's, or run "
+            "`mnemoweave install codex --trust` to have Codex record it now"
+        )
 
 
 def _model_built(quiet: bool) -> None:
@@ -160,11 +210,19 @@ def _model_built(quiet: bool) -> None:
         click.echo(said(result))
 
 
-def _done(result: dict[str, Any], as_json: bool, verb: str) -> None:
+def _done(result: dict[str, Any], as_json: bool, verb: str, what: str = "hooks") -> None:
     if as_json:
         _emit(result)
         return
     plugin = result.get("plugin")  # OpenCode: a plugin file beside the config
+    if config := result.get("config"):  # Codex: hooks.json and config.toml
+        if not result["changed"]:
+            click.echo(f"nothing to do: {result['settings']} and {config} are as they should be")
+            return
+        backups = [b for b in (result["backup"], result["config_backup"]) if b]
+        saved = f" (backups: {', '.join(backups)})" if backups else ""
+        click.echo(f"hooks and MCP server {verb} {result['settings']} and {config}{saved}")
+        return
     if not result["changed"]:
         where = (
             f"{plugin} and {result['settings']} are already as they should be"
@@ -176,6 +234,8 @@ def _done(result: dict[str, Any], as_json: bool, verb: str) -> None:
     backup = f" (backup: {result['backup']})" if result["backup"] else ""
     if plugin:
         click.echo(f"plugin and MCP server {verb} {plugin} and {result['settings']}{backup}")
+    elif what != "hooks":
+        click.echo(f"{what} {verb} {result['settings']}{backup}")
     else:
         click.echo(f"hooks {verb} {result['settings']}{backup}")
         if verb == "installed into":

@@ -302,7 +302,9 @@ def purge(ref: str | None, expired: bool) -> None:
 @click.argument("text", required=False)
 @click.option("--session", "-s", required=True, help="Session id.")
 @click.option("--role", "-r", required=True, type=click.Choice(ROLES))
-@click.option("--host", default="", help="Host name (claude-code, opencode, dsh, ...).")
+@click.option(
+    "--host", default="", help="Host name (claude-code, opencode, codex, gemini, dsh, ...)."
+)
 @scope_options
 @json_option
 def ingest(

@@ -78,7 +78,10 @@ class Hosts:
 
 HOSTS: Hosts | None = None
 # the engine's registered hosts (adapters.hosts) are checked when the hook runs
-HOST = STR | {"description": "A registered host: claude-code, opencode, dsh, proxy or a plugin's."}
+HOST = STR | {
+    "description": "A registered host: claude-code, opencode, codex, gemini, dsh, proxy or "
+    "a plugin's."
+}
 
 
 def _hook(

@@ -12,21 +12,27 @@ from typing import TYPE_CHECKING, Any
 
 from mnemoweave.errors import InvalidInput
 from mnemoweave.hookspecs import hookimpl
-from mnemoweave.hosts import claude_code, dsh, opencode, proxy
+from mnemoweave.hosts import claude_code, codex, dsh, gemini, opencode, proxy
 from mnemoweave.model import SessionEvent, Turn
 from mnemoweave.plugins import Plugins, registry
 
 if TYPE_CHECKING:
     from mnemoweave.engine import Engine
 
-BUILTIN = {claude_code.HOST: claude_code, opencode.HOST: opencode, dsh.HOST: dsh}
+BUILTIN = {
+    claude_code.HOST: claude_code,
+    opencode.HOST: opencode,
+    codex.HOST: codex,
+    gemini.HOST: gemini,
+    dsh.HOST: dsh,
+}
 BUILTIN[proxy.HOST] = proxy  # the memory proxy (proxy/), a host of the daemon's hooks route
 OPENING = ("start", "pre_compact")  # session events that change what the host's context holds
 
 
 @hookimpl
 def register_hosts(register: Any) -> None:
-    """The built-in hosts: Claude Code, OpenCode, dsh and the memory proxy."""
+    """The built-in hosts: Claude Code, OpenCode, Codex, Gemini, dsh and the memory proxy."""
     for name, adapter in BUILTIN.items():
         register(name, adapter)
 

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 HOST = "claude-code"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd")
-MAX_CONTEXT = 10_000  # Claude Code cuts hook output strings at 10,000 characters
 OBSERVATION = 300  # characters kept of one tool observation
 # Tool calls that change something; reading and searching tools are not worth a turn.
 EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
@@ -80,8 +79,7 @@ def events(event: str, payload: dict[str, Any]) -> list[Turn | SessionEvent]:
     """What one hook payload announces, in order (raises InvalidInput on a bad payload)."""
     payloads.checked("Claude Code", EVENTS, event, payload)
     session = payloads.session(payload, "session_id")
-    cwd = payload.get("cwd")
-    project = project_from_cwd(cwd if isinstance(cwd, str) else None)
+    project = project_from_cwd(payloads.cwd(payload))
 
     def turn(role: str, text: str, key: str | None = None) -> Turn:
         return Turn(
@@ -111,25 +109,6 @@ def events(event: str, payload: dict[str, Any]) -> list[Turn | SessionEvent]:
     return [SessionEvent(kind, session, host=HOST, project=project)]
 
 
-def _context(event: str, text: str) -> dict[str, Any] | None:
-    if not text:
-        return None
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": event,
-            "additionalContext": clip_context(text),
-        }
-    }
-
-
-def clip_context(text: str) -> str:
-    """The woven block within Claude Code's output cap, still closed."""
-    if len(text) <= MAX_CONTEXT:
-        return text
-    closing = text[text.rfind("\n") :]
-    return text[: MAX_CONTEXT - len(closing) - 1].rsplit("\n", 1)[0] + closing
-
-
 def answer(
     engine: Engine, event: str, payload: dict[str, Any], announced: list[Turn | SessionEvent]
 ) -> dict[str, Any] | None:
@@ -137,10 +116,7 @@ def answer(
     the prompt at UserPromptSubmit; None otherwise."""
     if event not in ("SessionStart", "UserPromptSubmit") or not announced:
         return None
-    first = announced[0]
-    query = first.text if isinstance(first, Turn) else ""
-    woven = engine.weave(query, session=first.session, project=first.project, record=True)
-    return _context(event, woven.text)
+    return payloads.context(event, payloads.woven(engine, announced))
 
 
 # --- transcripts: ~/.claude/projects/<cwd-slug>/<session>.jsonl -----------------------------

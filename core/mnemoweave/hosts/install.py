@@ -24,10 +24,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -42,15 +44,30 @@ from mnemoweave.projects import checkout_root
 # manifest.json.
 BUNDLE = Path(__file__).resolve().parents[1] / "bundle"
 HOST = "claude-code"
-# event -> (timeout in seconds, runs in the background)
-CLAUDE_CODE_HOOKS = {
-    "SessionStart": (10, False),
-    "UserPromptSubmit": (5, False),
-    "PostToolUse": (10, True),
-    "Stop": (10, False),
-    "PreCompact": (10, False),
-    "SessionEnd": (2, False),
+# host -> event -> (timeout in seconds, runs in the background)
+HOOK_EVENTS = {
+    HOST: {
+        "SessionStart": (10, False),
+        "UserPromptSubmit": (5, False),
+        "PostToolUse": (10, True),
+        "Stop": (10, False),
+        "PreCompact": (10, False),
+        "SessionEnd": (2, False),
+    },
+    "codex": {
+        "SessionStart": (10, False),
+        "UserPromptSubmit": (5, False),
+        "Stop": (10, False),
+        "SessionEnd": (2, False),
+    },
+    "gemini": {
+        "SessionStart": (10, False),
+        "BeforeAgent": (5, False),
+        "AfterAgent": (10, False),
+        "SessionEnd": (2, False),
+    },
 }
+TIMEOUT_UNITS = {"gemini": 1000}  # Gemini counts hook timeouts in milliseconds
 PLUGIN_COMMAND = 'MNEMOWEAVE_HOOK_VIA=plugin "${CLAUDE_PLUGIN_ROOT}/scripts/mnemoweave" hook'
 CLAUDE_PLUGIN = "mnemoweave"  # the plugin's name in enabledPlugins ("mnemoweave@<market>")
 MARKERS = ("mnemoweave-hook", "mnemoweave.hook", "mnemoweave hook")  # how ours are known
@@ -62,14 +79,15 @@ def recorded_command() -> str:
     return f"{shlex.quote(sys.executable)} -S -c {shlex.quote(ENTRY)} {shlex.quote(package_dir())}"
 
 
-def hooks_object(command: str) -> dict[str, Any]:
-    """The `hooks` object for Claude Code, each event running `command HOST EVENT`."""
+def hooks_object(command: str, host: str = HOST) -> dict[str, Any]:
+    """The `hooks` object for Claude Code, Codex or Gemini (the same shape), each event
+    running `command HOST EVENT`."""
     hooks: dict[str, Any] = {}
-    for event, (timeout, background) in CLAUDE_CODE_HOOKS.items():
+    for event, (timeout, background) in HOOK_EVENTS[host].items():
         entry: dict[str, Any] = {
             "type": "command",
-            "command": f"{command} {HOST} {event}",
-            "timeout": timeout,
+            "command": f"{command} {host} {event}",
+            "timeout": timeout * TIMEOUT_UNITS.get(host, 1),
         }
         if background:
             entry["async"] = True
@@ -209,16 +227,23 @@ def _write(path: Path, data: dict[str, Any]) -> Path | None:
     return backup
 
 
-def install(path: Path, command: str | None = None) -> dict[str, Any]:
-    """Merge our hooks into the settings file at `path`; a no-op when already there."""
+def install(path: Path, command: str | None = None, host: str = HOST) -> dict[str, Any]:
+    """Merge our hooks into the settings (or hooks) file at `path`; a no-op when already
+    there."""
     data = _read(path)
-    hooks = _without_ours(data.get("hooks", {}))
-    for event, groups in hooks_object(command or recorded_command()).items():
-        hooks[event] = [*hooks.get(event, []), *groups]
+    hooks = _merged(data.get("hooks", {}), command, host)
     if hooks == data.get("hooks"):
         return {"settings": str(path), "changed": False, "backup": None}
     backup = _write(path, {**data, "hooks": hooks})
     return {"settings": str(path), "changed": True, "backup": str(backup) if backup else None}
+
+
+def _merged(hooks: dict[str, Any], command: str | None, host: str) -> dict[str, Any]:
+    """`hooks` with ours (for `host`) in place of any earlier ones of ours."""
+    merged = _without_ours(hooks)
+    for event, groups in hooks_object(command or recorded_command(), host).items():
+        merged[event] = [*merged.get(event, []), *groups]
+    return merged
 
 
 def uninstall(path: Path) -> dict[str, Any]:
@@ -387,3 +412,275 @@ def install_dsh(profile: str | None = None) -> dict[str, Any]:
         said = (done.stderr or done.stdout).strip()[-500:]
         raise InvalidInput(f"`{result['command']}` failed ({done.returncode}): {said}")
     return result | {"changed": True}
+
+
+# --- Codex: hooks.json and the MCP server in config.toml -------------------------------------
+
+CODEX = "codex"
+CODEX_MCP = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*\"?mnemoweave\"?\s*(?:\.[^\]]*)?\]")
+TABLE = re.compile(r"^\s*\[")
+
+
+def codex_home() -> Path:
+    """Codex's home: $CODEX_HOME, else ~/.codex."""
+    given = os.environ.get("CODEX_HOME", "")
+    return Path(given) if os.path.isabs(given) else Path.home() / ".codex"
+
+
+def codex_mcp_block() -> str:
+    """Our MCP server's table for config.toml. Codex gives an MCP server a minimal
+    environment, so a data dir set by MNEMOWEAVE_HOME is written into it."""
+    lines = [
+        "[mcp_servers.mnemoweave]",
+        f"command = {json.dumps(sys.executable)}",
+        f"args = {json.dumps(['-m', 'mnemoweave', 'mcp'])}",
+    ]
+    if home := os.environ.get("MNEMOWEAVE_HOME"):
+        lines.append(f"env = {{ MNEMOWEAVE_HOME = {json.dumps(home)} }}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml(path: Path) -> str:
+    import tomllib
+
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"{path} is not valid TOML ({exc}); fix it first") from None
+    return text
+
+
+def _without_our_table(text: str, path: Path) -> str:
+    """The config without our [mcp_servers.mnemoweave] table (and its sub-tables)."""
+    import tomllib
+
+    kept, ours = [], False
+    for line in text.splitlines(keepends=True):
+        if TABLE.match(line):
+            ours = bool(CODEX_MCP.match(line))
+        if not ours:
+            kept.append(line)
+    rest = "".join(kept)
+    if "mnemoweave" in tomllib.loads(rest).get("mcp_servers", {}):
+        raise InvalidInput(
+            f"{path} defines mcp_servers.mnemoweave inline; remove it or add this by hand:\n"
+            + codex_mcp_block()
+        )
+    return rest
+
+
+def _put_text(path: Path, text: str) -> Path | None:
+    """Write `text` atomically after a backup of the current file (if any)."""
+    backup = _backup(path) if path.exists() else None
+    if not text.strip():
+        path.unlink(missing_ok=True)
+        return backup
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    if backup is not None:
+        shutil.copymode(path, temporary)
+    os.replace(temporary, path)
+    return backup
+
+
+def install_codex(trust: bool = False) -> dict[str, Any]:
+    """Merge our hooks into $CODEX_HOME/hooks.json and our MCP server into config.toml
+    (backups first, everything else kept); with `trust`, have Codex record its trust in
+    our hooks (see trust_codex)."""
+    home = codex_home()
+    config = home / "config.toml"
+    text = _toml(config)  # refuse a broken config before touching anything
+    hooks = install(home / "hooks.json", host=CODEX)
+    rest = _without_our_table(text, config)
+    wanted = rest.rstrip("\n") + ("\n\n" if rest.strip() else "") + codex_mcp_block()
+    backup = _put_text(config, wanted) if wanted != text else None
+    result = {
+        "settings": hooks["settings"],
+        "config": str(config),
+        "changed": hooks["changed"] or wanted != text,
+        "backup": hooks["backup"],
+        "config_backup": str(backup) if backup else None,
+        "trusted": trust_codex(home / "hooks.json") if trust else None,
+    }
+    return result
+
+
+def uninstall_codex() -> dict[str, Any]:
+    """Remove our hooks from hooks.json and our MCP server from config.toml; the rest
+    stays (Codex drops the trust it recorded for hooks that are gone)."""
+    home = codex_home()
+    config = home / "config.toml"
+    hooks = uninstall(home / "hooks.json") if (home / "hooks.json").exists() else None
+    text = _toml(config)
+    rest = _without_our_table(text, config)
+    backup = _put_text(config, rest) if rest != text else None
+    return {
+        "settings": str(home / "hooks.json"),
+        "config": str(config),
+        "changed": bool(hooks and hooks["changed"]) or rest != text,
+        "backup": hooks["backup"] if hooks else None,
+        "config_backup": str(backup) if backup else None,
+    }
+
+
+TRUST_TIMEOUT = 30  # seconds `codex app-server` may take to list and trust our hooks
+
+
+def trust_codex(hooks_path: Path, codex: str | None = None) -> list[str]:
+    """Ask Codex itself to trust our hooks in `hooks_path`, as its /hooks review does:
+    `codex app-server` (JSON-RPC on stdio) lists the hooks with their keys and hashes, and
+    writes `hooks.state."<key>".trusted_hash` for ours into config.toml. Codex runs an
+    untrusted hook never, and says nothing. The trusted keys; raises InvalidInput when Codex
+    cannot be run or refuses."""
+    program = codex or shutil.which("codex")
+    if program is None:
+        raise InvalidInput("codex is not on PATH: run `codex`, then /hooks, and trust mnemoweave's")
+    groups = _our_groups(hooks_path)
+    wanted = {f"{hooks_path}:{_snake(event)}:{index}:0" for event, index in groups.items()}
+    try:
+        listed = _app_server(program, [("hooks/list", {"cwds": [str(Path.home())]})])[0]
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError) as exc:
+        raise InvalidInput(f"codex app-server could not list the hooks: {exc}") from None
+    states = {}
+    for entry in listed.get("data", []):
+        for hook in entry.get("hooks", []):
+            if hook.get("key") in wanted and hook.get("trustStatus") != "trusted":
+                states[hook["key"]] = {"trusted_hash": hook["currentHash"]}
+    if states:
+        edit = {"keyPath": "hooks.state", "value": states, "mergeStrategy": "upsert"}
+        try:
+            _app_server(program, [("config/batchWrite", {"edits": [edit]})])
+        except (OSError, subprocess.SubprocessError, ValueError, KeyError) as exc:
+            raise InvalidInput(f"codex app-server could not record the trust: {exc}") from None
+    return sorted(wanted)
+
+
+def _our_groups(path: Path) -> dict[str, int]:
+    """Each event of the hooks file and the index of our group in it."""
+    hooks = _read(path).get("hooks", {})
+    return {
+        event: index
+        for event, groups in hooks.items()
+        if isinstance(groups, list)
+        for index, group in enumerate(groups)
+        if _ours(group)
+    }
+
+
+def _snake(event: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+def _app_server(program: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Results of JSON-RPC calls to `codex app-server`, one after the other, after its
+    initialize handshake (killed after TRUST_TIMEOUT seconds)."""
+    hello = {"clientInfo": {"name": "mnemoweave", "title": "mnemoweave", "version": "1"}}
+    server = subprocess.Popen(
+        [program, "app-server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=Path.home(),
+    )
+    killer = threading.Timer(TRUST_TIMEOUT, server.kill)
+    killer.start()
+    try:
+        results = []
+        for n, (method, params) in enumerate([("initialize", hello), *calls]):
+            _send(server, {"id": n, "method": method, "params": params})
+            result = _reply(server, n, method)
+            if n == 0:
+                _send(server, {"method": "initialized"})
+            else:
+                results.append(result)
+        return results
+    finally:
+        killer.cancel()
+        server.kill()
+        server.wait(timeout=5)
+
+
+def _send(server: subprocess.Popen[str], message: dict[str, Any]) -> None:
+    assert server.stdin is not None
+    server.stdin.write(json.dumps(message) + "\n")
+    server.stdin.flush()
+
+
+def _reply(server: subprocess.Popen[str], n: int, method: str) -> dict[str, Any]:
+    assert server.stdout is not None
+    for line in server.stdout:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == n:
+            if "error" in message:
+                raise ValueError(f"{method}: {message['error']}")
+            result = message.get("result")
+            return result if isinstance(result, dict) else {}
+    raise ValueError(f"codex app-server ended without answering {method}")
+
+
+# --- Gemini: hooks and the MCP server in settings.json ---------------------------------------
+
+GEMINI = "gemini"
+
+
+def gemini_settings(scope: str, cwd: Path | None = None) -> Path:
+    """~/.gemini/settings.json for the user, .gemini/settings.json at the git root for a
+    project."""
+    if scope == "user":
+        return Path.home() / ".gemini" / "settings.json"
+    if scope == "project":
+        here = str((cwd or Path.cwd()).resolve())
+        return Path(checkout_root(here) or here) / ".gemini" / "settings.json"
+    raise InvalidInput(f"unknown scope {scope!r}; use user or project")
+
+
+def gemini_mcp_entry() -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-m", "mnemoweave", "mcp"]}
+
+
+def install_gemini(scope: str = "user", cwd: Path | None = None) -> dict[str, Any]:
+    """Merge our hooks and MCP server into Gemini's settings.json (backup first, others
+    untouched); a no-op when both are already there."""
+    path = gemini_settings(scope, cwd)
+    data = _read(path)
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InvalidInput(f"{path} has an mcpServers that is not an object; fix it first")
+    wanted = {
+        **data,
+        "hooks": _merged(data.get("hooks", {}), None, GEMINI),
+        "mcpServers": {**servers, MCP_NAME: gemini_mcp_entry()},
+    }
+    if wanted == data:
+        return {"settings": str(path), "changed": False, "backup": None}
+    backup = _write(path, wanted)
+    return {"settings": str(path), "changed": True, "backup": str(backup) if backup else None}
+
+
+def uninstall_gemini(scope: str = "user", cwd: Path | None = None) -> dict[str, Any]:
+    """Remove our hooks and MCP server from Gemini's settings.json; the rest stays."""
+    path = gemini_settings(scope, cwd)
+    data = _read(path)
+    rest = dict(data)
+    hooks = _without_ours(data.get("hooks", {}))
+    if hooks:
+        rest["hooks"] = hooks
+    else:
+        rest.pop("hooks", None)
+    servers = data.get("mcpServers")
+    if isinstance(servers, dict) and MCP_NAME in servers:
+        others = {k: v for k, v in servers.items() if k != MCP_NAME}
+        if others:
+            rest["mcpServers"] = others
+        else:
+            rest.pop("mcpServers")
+    if rest == data:
+        return {"settings": str(path), "changed": False, "backup": None}
+    backup = _write(path, rest)
+    return {"settings": str(path), "changed": True, "backup": str(backup) if backup else None}
