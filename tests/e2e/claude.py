@@ -191,14 +191,6 @@ class ClaudeHarness(HostHarness[Result]):
         (self.home / ".claude").mkdir(parents=True, exist_ok=True)
         self.write_settings({})
 
-    def xdg_homes(self) -> dict[str, Path]:
-        return {
-            "CONFIG": self.home / ".config",
-            "CACHE": self.home / ".cache",
-            "DATA": self.home / ".local" / "share",
-            "STATE": self.home / ".local" / "state",
-        }
-
     def host_env(self) -> dict[str, str]:
         return {"ANTHROPIC_BASE_URL": self.server.base_url, "ANTHROPIC_API_KEY": "sk-fake"}
 

@@ -1,5 +1,6 @@
-"""Fixtures for end-to-end tests against the real Claude Code and OpenCode CLIs and fake
-model servers.
+"""Fixtures for end-to-end tests against the real Claude Code, OpenCode, Codex and Gemini
+CLIs and fake model servers (``codex`` and ``gemini`` are harnesses like ``opencode``, each
+with its own fake server, over a lexical data dir).
 
 ``claude`` is the harness of one test (isolated HOME, TMPDIR, MNEMOWEAVE_HOME and git
 project), ``run_claude`` its ``run`` method, ``fake_anthropic`` the model server it talks
@@ -21,13 +22,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from .claude import ClaudeCode, ClaudeHarness, Result, install_claude_code
-from .daemons import stop_daemons
+from .codex import Codex, CodexHarness, install_codex
+from .daemons import stop_daemons, write_config
 from .fake_anthropic import FakeAnthropic
+from .fake_gemini import FakeGemini
 from .fake_openai import FakeOpenAI
+from .fake_responses import FakeResponses
+from .gemini import Gemini, GeminiHarness, install_gemini
 from .npm import CliUnavailable, InstalledCli
 from .opencode import OpenCode, OpenCodeHarness, install_opencode
 
@@ -106,3 +112,45 @@ def opencode(
         yield harness
     finally:
         stop_daemons(mnemoweave_home)
+
+
+@pytest.fixture(scope="session")
+def codex_cli() -> Codex:
+    """The pinned Codex CLI, installed once into the e2e cache."""
+    return _installed_or_skip(install_codex, "Codex")
+
+
+@pytest.fixture(scope="session")
+def gemini_cli() -> Gemini:
+    """The pinned Gemini CLI, installed once into the e2e cache."""
+    return _installed_or_skip(install_gemini, "Gemini")
+
+
+@pytest.fixture
+def codex(codex_cli: Codex, tmp_path: Path, mnemoweave_home: Path) -> Iterator[CodexHarness]:
+    """An isolated HOME and CODEX_HOME + git project wired to a fake Responses API, over a
+    lexical data dir; ``codex.run(prompt)``."""
+    with FakeResponses() as server:
+        yield from _lexical(CodexHarness(codex_cli, server, tmp_path / "codex", mnemoweave_home))
+
+
+@pytest.fixture
+def gemini(gemini_cli: Gemini, tmp_path: Path, mnemoweave_home: Path) -> Iterator[GeminiHarness]:
+    """An isolated HOME + git project wired to a fake Gemini API, over a lexical data dir;
+    ``gemini.run(prompt)``."""
+    with FakeGemini() as server:
+        yield from _lexical(GeminiHarness(gemini_cli, server, tmp_path / "gemini", mnemoweave_home))
+
+
+H = TypeVar("H", CodexHarness, GeminiHarness)
+
+
+def _lexical(harness: H) -> Iterator[H]:
+    """The harness over a lexical data dir with the shared tables seeded; every daemon of
+    the data dir is stopped when the test ends."""
+    write_config(harness.mnemoweave_home)
+    harness.seed_shared_cache()
+    try:
+        yield harness
+    finally:
+        stop_daemons(harness.mnemoweave_home)

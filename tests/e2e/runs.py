@@ -128,8 +128,14 @@ class HostHarness(Generic[ResultT]):
         raise NotImplementedError
 
     def xdg_homes(self) -> dict[str, Path]:
-        """``XDG_<NAME>_HOME`` by NAME (CONFIG, DATA, CACHE, STATE)."""
-        raise NotImplementedError
+        """``XDG_<NAME>_HOME`` by NAME (CONFIG, DATA, CACHE, STATE): where they are by
+        default under HOME, unless the host needs them elsewhere."""
+        return {
+            "CONFIG": self.home / ".config",
+            "CACHE": self.home / ".cache",
+            "DATA": self.home / ".local" / "share",
+            "STATE": self.home / ".local" / "state",
+        }
 
     def host_env(self) -> dict[str, str]:
         return {}

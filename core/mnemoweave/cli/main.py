@@ -347,6 +347,10 @@ def status(by: str | None, as_json: bool) -> None:
     counts = data["counts"]
     click.echo(f"data dir  {data['data_dir']}")
     click.echo("stored    " + ", ".join(counted(n, *_NOUNS[name]) for name, n in counts.items()))
+    if hosts := data["turns_by_host"]:
+        click.echo(
+            "turns by  " + ", ".join(f"{host or 'no host'} {n}" for host, n in hosts.items())
+        )
     if by:
         found = data[f"memories_by_{by}"]
         click.echo(f"{by:<9} " + (", ".join(f"{k} {n}" for k, n in found.items()) or "none"))

@@ -155,6 +155,12 @@ def count(db: sqlite3.Connection) -> int:
     return number(db, "SELECT count(*) FROM turns")
 
 
+def by_host(db: sqlite3.Connection) -> dict[str, int]:
+    """How many turns each host reported, the most first ("" for a turn of none)."""
+    rows = db.execute("SELECT coalesce(host, ''), count(*) FROM turns GROUP BY 1").fetchall()
+    return dict(sorted(((str(host), n) for host, n in rows), key=lambda pair: (-pair[1], pair[0])))
+
+
 def projects(db: sqlite3.Connection) -> dict[int, str]:
     """The project of every turn, by id."""
     return dict(db.execute("SELECT id, project FROM turns").fetchall())

@@ -53,6 +53,7 @@ def status(engine: Engine) -> dict[str, Any]:
     return {
         "counts": counts,
         "memories_by_status": by_status,
+        "turns_by_host": turns_table.by_host(db),
         "memories_by_kind": memories_table.counts_by(db, "kind"),
         "memories_by_tag": memories_table.counts_by(db, "tag"),
         "pending_cards": cards_table.pending_count(db, None),

@@ -1,0 +1,116 @@
+"""mnemoweave inside the real Codex and Gemini CLIs, installed as their users install it:
+both sides of an exchange kept, the brief and the prompt's weave in the model's request,
+no failure of ours breaking a session or looping it, and one memory across hosts."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+
+import pytest
+
+from . import daemons
+from .codex import CodexHarness
+from .fake_gemini import FakeGemini
+from .gemini import GeminiHarness
+
+REMEMBERED = ("以后代码注释都用英文", "The upload client retries 3 times with exponential backoff")
+
+
+def mw(harness, *args: str) -> str:
+    done = daemons.mw(harness.env(), *args, cwd=harness.cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def turns(harness) -> list[tuple[str, str, str]]:
+    with closing(sqlite3.connect(harness.mnemoweave_home / "mnemoweave.sqlite")) as db:
+        return db.execute("SELECT role, text, host FROM turns ORDER BY id").fetchall()
+
+
+def prepared(harness) -> None:
+    """Installed, with a preference and a fact of the project remembered and a daemon up."""
+    harness.install_mnemoweave()
+    mw(harness, "remember", REMEMBERED[0], "--kind", "pref")
+    mw(harness, "remember", REMEMBERED[1])
+    daemons.start_daemon(harness.env(), harness.root / "daemon.out")
+
+
+def test_codex_gets_the_brief_and_the_weave_and_both_sides_are_kept(codex: CodexHarness):
+    prepared(codex)
+    result = codex.run("How often does the upload client retry?")
+    assert result.rc == 0 and result.reply == "OK-FAKE", result
+    assert len(result.bodies) == 1  # one request: nothing looped
+    developer = "\n".join(result.texts("developer"))
+    assert REMEMBERED[0] in developer and REMEMBERED[1] in developer  # brief, then the weave
+    assert result.texts("user")[-1] == "How often does the upload client retry?"
+    assert not [line for line in result.hook_lines if "Failed" in line], result
+    assert daemons.wait_for(lambda: len(turns(codex)) == 2)
+    assert turns(codex) == [
+        ("user", "How often does the upload client retry?", "codex"),
+        ("assistant", "OK-FAKE", "codex"),
+    ]
+
+
+def test_gemini_gets_the_brief_and_the_weave_and_both_sides_are_kept(gemini: GeminiHarness):
+    prepared(gemini)
+    result = gemini.run("How often does the upload client retry?")
+    assert result.rc == 0 and "OK-FAKE" in result.reply, result
+    assert len(result.turns) == 1  # one main turn: nothing looped
+    text = result.model_text
+    assert REMEMBERED[0] in text and REMEMBERED[1] in text
+    assert "<hook_context>" in text  # where Gemini puts what a hook adds
+    assert daemons.wait_for(lambda: len(turns(gemini)) == 2)
+    assert turns(gemini) == [  # what the user said, not the context Gemini hands back
+        ("user", "How often does the upload client retry?", "gemini"),
+        ("assistant", "OK-FAKE", "gemini"),
+    ]
+
+
+@pytest.mark.parametrize("host", ["codex", "gemini"])
+def test_a_broken_store_and_no_daemon_break_no_session_and_loop_none(host, request):
+    harness = request.getfixturevalue(host)
+    harness.install_mnemoweave()
+    (harness.mnemoweave_home / "mnemoweave.sqlite").write_bytes(b"not a database" * 100)
+    result = harness.run("Say hello.", timeout=90)
+    assert result.rc == 0 and "OK-FAKE" in result.reply, result
+    if host == "codex":
+        assert len(result.bodies) == 1 and result.texts("user")[-1] == "Say hello."
+        assert not [line for line in result.hook_lines if "Failed" in line], result
+    else:
+        assert len(result.turns) == 1 and "Say hello." in result.model_text
+        assert "Hook" not in result.stderr or "Warning" not in result.stderr, result
+    log = (harness.mnemoweave_home / "logs" / "hooks.log").read_text()
+    assert f"{host} SessionStart" in log  # failed open, and said why
+
+
+def test_a_decision_in_codex_reaches_gemini_and_one_in_gemini_reaches_codex(
+    codex: CodexHarness, gemini_cli, tmp_path
+):
+    with FakeGemini() as server:
+        gemini = GeminiHarness(
+            gemini_cli, server, tmp_path / "gemini", codex.mnemoweave_home, codex.cwd
+        )
+        gemini.seed_shared_cache()
+        codex.install_mnemoweave()
+        gemini.install_mnemoweave()
+        daemons.start_daemon(codex.env(), codex.root / "daemon.out")
+        said = codex.run("From now on we always deploy with ArgoCD, never with kubectl apply.")
+        told = gemini.run("我们决定：所有服务的日志一律用 zap，不要再用 logrus。")
+        assert said.rc == 0 and told.rc == 0, (said, told)
+
+        def two_cards() -> list[dict[str, str]]:  # one decision from each host, distilled
+            cards = json.loads(mw(codex, "pending", "--json"))["cards"]
+            return cards if len(cards) >= 2 else []
+
+        for card in daemons.wait_for(two_cards):
+            mw(codex, "review", card["id"], "accept")
+        asked = gemini.run("How do we deploy this service?")
+        assert "ArgoCD" in asked.model_text, asked
+        answered = codex.run("用什么日志库？")
+        assert "zap" in "\n".join(answered.texts("developer")), answered
+    hosts = {host for _, _, host in turns(codex)}
+    assert hosts == {"codex", "gemini"}
+    shown = mw(codex, "status")
+    assert "codex" in shown and "gemini" in shown  # where the turns came from
