@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
+from pathlib import Path
 
 import pytest
 
@@ -114,3 +117,79 @@ def test_a_decision_in_codex_reaches_gemini_and_one_in_gemini_reaches_codex(
     assert hosts == {"codex", "gemini"}
     shown = mw(codex, "status")
     assert "codex" in shown and "gemini" in shown  # where the turns came from
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def on_path(harness) -> dict[str, str]:
+    """The run's environment with this checkout's `mnemoweave` first on PATH (what the
+    plugin and the extension run, as setup.sh or `uv tool install` leave it)."""
+    env = harness.env()
+    return {"PATH": f"{Path(sys.executable).parent}:{env['PATH']}"}
+
+
+def test_the_codex_plugin_installs_from_the_marketplace_with_codexs_own_commands(codex):
+    env = codex.env(on_path(codex))
+    for command in (
+        ["plugin", "marketplace", "add", str(ROOT)],
+        ["plugin", "add", "mnemoweave@mnemoweave"],
+    ):
+        done = subprocess.run(
+            [str(codex.codex.executable), *command],
+            env=env,
+            cwd=codex.cwd,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, done.stderr
+    mw(codex, "remember", REMEMBERED[1])
+    daemons.start_daemon(codex.env(), codex.root / "daemon.out")
+    # a plugin's hooks need the user's trust too; a run may grant it, as here
+    result = codex.run(
+        "How often does the upload client retry?",
+        "--dangerously-bypass-hook-trust",
+        env=on_path(codex),
+    )
+    assert result.rc == 0, result
+    assert REMEMBERED[1] in "\n".join(result.texts("developer"))
+    tools = [t.get("name") or t.get("type") for t in result.bodies[-1].get("tools", [])]
+    assert "mcp__mnemoweave" in tools  # the plugin's MCP server, offered to the model
+
+
+def test_the_gemini_extension_installs_with_geminis_own_command(gemini):
+    env = gemini.env(on_path(gemini))
+    done = subprocess.run(
+        [
+            str(gemini.gemini.executable),
+            "extensions",
+            "install",
+            str(ROOT / "plugins" / "gemini"),
+            "--consent",
+        ],
+        env=env,
+        cwd=gemini.cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0 and "installed successfully" in done.stdout + done.stderr, done
+    mw(gemini, "remember", REMEMBERED[1])
+    daemons.start_daemon(gemini.env(), gemini.root / "daemon.out")
+    result = gemini.run(
+        "How often does the upload client retry?",
+        "--allowed-mcp-server-names",
+        "mnemoweave",
+        env=on_path(gemini),
+    )
+    assert result.rc == 0, result
+    assert REMEMBERED[1] in result.model_text
+    offered = [
+        declaration.get("name")
+        for tool in result.turns[-1].get("tools", [])
+        for declaration in (tool or {}).get("functionDeclarations") or []
+    ]
+    assert "mcp_mnemoweave_memory_search" in offered

@@ -36,6 +36,11 @@ SHIPPED = [
     "mnemoweave/bundle/plugins/opencode/mnemoweave.js",
     "mnemoweave/bundle/plugins/dsh/index.js",
     "mnemoweave/bundle/plugins/dsh/cordis.patch.yml",
+    "mnemoweave/bundle/.agents/plugins/marketplace.json",
+    "mnemoweave/bundle/plugins/codex/.codex-plugin/plugin.json",
+    "mnemoweave/bundle/plugins/codex/hooks/hooks.json",
+    "mnemoweave/bundle/plugins/gemini/gemini-extension.json",
+    "mnemoweave/bundle/plugins/gemini/hooks/hooks.json",
     "mnemoweave/web/index.html",
 ]
 LAUNCHER = "mnemoweave/bundle/plugins/claude-code/scripts/mnemoweave"

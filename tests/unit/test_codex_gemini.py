@@ -198,3 +198,20 @@ def test_the_install_commands_tell_codex_users_about_trust(user_home):
     assert refused.exit_code != 0 and "user only" in refused.output
     done = runner.invoke(cli, ["install", "gemini"], catch_exceptions=False)
     assert "hooks and MCP server installed into" in done.output
+
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_the_codex_plugin_and_the_gemini_extension_declare_the_same_hooks_as_an_install():
+    from mnemoweave.hosts.install import hooks_object
+
+    for host, folder in (("codex", "plugins/codex"), ("gemini", "plugins/gemini")):
+        declared = json.loads((ROOT / folder / "hooks" / "hooks.json").read_text())
+        assert declared == {"hooks": hooks_object("mnemoweave hook", host)}
+    plugin = json.loads((ROOT / "plugins/codex/.codex-plugin/plugin.json").read_text())
+    assert plugin["hooks"] == "./hooks/hooks.json" and plugin["mcpServers"] == "./.mcp.json"
+    market = json.loads((ROOT / ".agents/plugins/marketplace.json").read_text())
+    assert market["plugins"][0]["source"] == {"source": "local", "path": "./plugins/codex"}
+    extension = json.loads((ROOT / "plugins/gemini/gemini-extension.json").read_text())
+    assert extension["mcpServers"]["mnemoweave"] == {"command": "mnemoweave", "args": ["mcp"]}
