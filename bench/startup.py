@@ -1,5 +1,6 @@
 """Startup: the wall time mnemoweave adds to a one-prompt session of the real Claude Code
-(`claude -p`) and OpenCode (`opencode run`), against a local fake model server.
+(`claude -p`), OpenCode (`opencode run`), Codex (`codex exec`) and Gemini (`gemini -p`)
+CLIs, against a local fake model server.
 
 For each host, a run with mnemoweave and a run without it alternate (which one goes first
 alternates too), --runs of each, in three states:
@@ -8,7 +9,9 @@ alternates too), --runs of each, in three states:
 - first: the first session after installing: a fresh data dir, no store, no daemon (the
   models are already built in the shared cache, as `setup.sh` leaves them).
 Claude Code loads the plugin of this checkout (`--plugin-dir plugins/claude-code`: hooks,
-MCP server and skill); OpenCode the plugin linked into the project. A run is timed from
+MCP server and skill); OpenCode the plugin linked into the project; Codex and Gemini the hooks
+`mnemoweave install` writes (run by the checkout's Python, without site), Codex with hook
+trust bypassed on both sides. A run is timed from
 spawn to the host's exit; the report gives the median and p90 of each side and the added
 median and p90 (with minus without).
 
@@ -22,13 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,12 +49,18 @@ sys.path.append(str(ROOT / "tests"))  # the e2e harness: real host CLIs, fake mo
 
 from bundle_copy import provide_venv  # noqa: E402
 from e2e.claude import ClaudeHarness, install_claude_code  # noqa: E402
+from e2e.codex import CodexHarness, install_codex  # noqa: E402
 from e2e.fake_anthropic import FakeAnthropic  # noqa: E402
+from e2e.fake_gemini import FakeGemini  # noqa: E402
 from e2e.fake_openai import FakeOpenAI  # noqa: E402
+from e2e.fake_responses import FakeResponses  # noqa: E402
+from e2e.gemini import SETTINGS, GeminiHarness, install_gemini  # noqa: E402
 from e2e.opencode import OpenCodeHarness, install_opencode  # noqa: E402
+from mnemoweave.hook import ENTRY  # noqa: E402
+from mnemoweave.hosts.install import hooks_object  # noqa: E402
 
 STATES = ("warm", "stopped", "first")
-HOSTS = ("claude-code", "opencode")
+HOSTS = ("claude-code", "opencode", "codex", "gemini")
 PROMPT = "Say hello in one word."
 RUN_WITHIN = 120.0  # seconds one host run may take
 START_WITHIN = 90.0  # seconds a daemon may take to answer
@@ -65,7 +75,7 @@ TARGET_WARM_S, TARGET_COLD_S = 0.3, 1.0  # added median: warm; stopped and first
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", type=int, default=10, help="runs of each side, each state")
-    parser.add_argument("--hosts", default=",".join(HOSTS), help="claude-code,opencode")
+    parser.add_argument("--hosts", default=",".join(HOSTS), help=",".join(HOSTS))
     parser.add_argument("--states", default=",".join(STATES), help="warm,stopped,first")
     parser.add_argument("--probes", type=int, default=20, help="starts of each part timed apart")
     parser.add_argument(
@@ -147,22 +157,59 @@ def _opencode_run(harness: OpenCodeHarness, variant: Variant) -> Any:
     return harness.run(PROMPT, env={"MNEMOWEAVE_HOME": str(variant.home)}, timeout=RUN_WITHIN)
 
 
+def _installed(variant: Variant, host: str) -> dict[str, Any]:
+    """The hooks `mnemoweave install` writes for `host`, run by the variant's checkout."""
+    assert variant.tree is not None
+    python, core = shlex.quote(variant.python), shlex.quote(str(variant.tree / "core"))
+    return hooks_object(f"{python} -S -c {shlex.quote(ENTRY)} {core}", host)
+
+
+def _codex_run(harness: CodexHarness, variant: Variant) -> Any:
+    hooks = harness.codex_home / "hooks.json"
+    if variant.tree:
+        hooks.write_text(json.dumps({"hooks": _installed(variant, "codex")}))
+    else:
+        hooks.unlink(missing_ok=True)
+    env = {"MNEMOWEAVE_HOME": str(variant.home)}
+    return harness.run(PROMPT, "--dangerously-bypass-hook-trust", env=env, timeout=RUN_WITHIN)
+
+
+def _gemini_run(harness: GeminiHarness, variant: Variant) -> Any:
+    hooks = {"hooks": _installed(variant, "gemini")} if variant.tree else {}
+    harness.settings_path.write_text(json.dumps({**SETTINGS, **hooks}))
+    return harness.run(PROMPT, env={"MNEMOWEAVE_HOME": str(variant.home)}, timeout=RUN_WITHIN)
+
+
 @contextmanager
 def host_harness(host: str, root: Path) -> Iterator[Any]:
     home = root / "unused-data"
     if host == "claude-code":
         with FakeAnthropic(reply="Hello", max_requests=100_000) as server:
             yield ClaudeHarness(install_claude_code(), server, root, home, 1.0)
-    else:
+    elif host == "opencode":
         with FakeOpenAI(reply="Hello", max_requests=100_000) as server:
             yield OpenCodeHarness(install_opencode(), server, root, home)
+    elif host == "codex":
+        with FakeResponses(reply="Hello", max_requests=100_000) as server:
+            yield CodexHarness(install_codex(), server, root, home)
+    else:
+        with FakeGemini(reply="Hello", max_requests=100_000) as server:
+            yield GeminiHarness(install_gemini(), server, root, home)
+
+
+RUNS: dict[str, Callable[[Any, Variant], Any]] = {
+    "claude-code": _claude_run,
+    "opencode": _opencode_run,
+    "codex": _codex_run,
+    "gemini": _gemini_run,
+}
 
 
 def measure_host(
     host: str, states: list[str], runs: int, root: Path, trees: dict[str, Path]
 ) -> dict[str, Any]:
     found: dict[str, Any] = {}
-    once = _claude_run if host == "claude-code" else _opencode_run
+    once = RUNS[host]
     for state in states:
         variants = [Variant("without", None, root / state / "none")]
         variants += [Variant(n, t, root / state / n) for n, t in trees.items()]
