@@ -6,7 +6,8 @@ rules of `bench/data/entities.md`. A text's entities are compared as sets of key
 extractor's normalised names, so "UploadClient" and "upload client" are one entity); a
 relation matches on its type and both keys (`rule_about` on its type and target, `pinned_to`
 on its version as written). Micro-averaged precision and recall; `--show` prints each miss
-and each false find of a split. `--data bench/data/entities_test.jsonl`: the held-out set.
+and each false find of a split. `--data SET`: another labelled set (bench/README.md says
+which were seen while the rules were written).
 The texts are read in order, as a store reads them: a name found in an earlier text is a
 known name in the later ones (`--alone`: each text by itself).
 

@@ -16,8 +16,9 @@ spawn to the host's exit; the report gives the median and p90 of each side and t
 median and p90 (with minus without).
 
 Where the time goes, measured apart on the same machine in the same run: `mnemoweave mcp`
-answering `initialize` (spawn to reply), each Claude Code hook (spawn to exit on a payload
-shaped as Claude Code's, daemon warm), and the daemon's start (spawn to its first answer).
+answering `initialize` (spawn to reply), each hook of Claude Code, Codex and Gemini (spawn
+to exit on a payload shaped as the host's, daemon warm), and the daemon's start (spawn to
+its first answer).
 """
 
 from __future__ import annotations
@@ -64,11 +65,26 @@ HOSTS = ("claude-code", "opencode", "codex", "gemini")
 PROMPT = "Say hello in one word."
 RUN_WITHIN = 120.0  # seconds one host run may take
 START_WITHIN = 90.0  # seconds a daemon may take to answer
-EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
-EVENT_FIELDS = {
-    "SessionStart": {"source": "startup"},
-    "UserPromptSubmit": {"prompt": PROMPT},
-    "Stop": {"last_assistant_message": "Hello"},
+# the hooks each host runs in a one-prompt session, each with the fields its payload adds
+HOOK_PAYLOADS: dict[str, dict[str, dict[str, str]]] = {
+    "claude-code": {
+        "SessionStart": {"source": "startup"},
+        "UserPromptSubmit": {"prompt": PROMPT},
+        "Stop": {"last_assistant_message": "Hello"},
+        "SessionEnd": {},
+    },
+    "codex": {
+        "SessionStart": {"source": "startup"},
+        "UserPromptSubmit": {"prompt": PROMPT, "turn_id": "turn-1"},
+        "Stop": {"last_assistant_message": "Hello", "turn_id": "turn-1"},
+        "SessionEnd": {},
+    },
+    "gemini": {
+        "SessionStart": {"source": "startup"},
+        "BeforeAgent": {"prompt": PROMPT},
+        "AfterAgent": {"prompt": PROMPT, "prompt_response": "Hello"},
+        "SessionEnd": {},
+    },
 }
 TARGET_WARM_S, TARGET_COLD_S = 0.3, 1.0  # added median: warm; stopped and first
 
@@ -334,14 +350,16 @@ def _mcp_ms(tree: Path, env: dict[str, str], cwd: Path) -> float:
     return elapsed
 
 
-def _hook_ms(tree: Path, event: str, env: dict[str, str], cwd: Path, session: str) -> float:
+def _hook_ms(
+    tree: Path, host: str, event: str, env: dict[str, str], cwd: Path, session: str
+) -> float:
     payload: dict[str, Any] = {"session_id": session, "cwd": str(cwd), "hook_event_name": event}
-    payload |= EVENT_FIELDS.get(event, {})
+    payload |= HOOK_PAYLOADS[host][event]
     start = time.perf_counter()
     done = subprocess.run(
-        [*command(tree, "hook"), "claude-code", event],
+        [*command(tree, "hook"), host, event],
         input=json.dumps(payload).encode(),
-        env=env | {"MNEMOWEAVE_HOOK_VIA": "plugin"},
+        env=env | ({"MNEMOWEAVE_HOOK_VIA": "plugin"} if host == "claude-code" else {}),
         cwd=cwd,
         capture_output=True,
         timeout=60,
@@ -367,14 +385,20 @@ def parts(tree: Path, root: Path, probes: int) -> dict[str, Any]:
         begun = time.perf_counter()
         start_daemon(env, variant)
         starts.append((time.perf_counter() - begun) * 1000)
-    hooks: dict[str, list[float]] = {event: [] for event in EVENTS}
+    hooks: dict[str, dict[str, list[float]]] = {
+        host: {event: [] for event in events} for host, events in HOOK_PAYLOADS.items()
+    }
     for i in range(probes):
-        for event in EVENTS:
-            hooks[event].append(_hook_ms(tree, event, env, cwd, f"bench-{i}"))
+        for host, events in hooks.items():
+            for event, times in events.items():
+                times.append(_hook_ms(tree, host, event, env, cwd, f"bench-{host}-{i}"))
     stop(env, variant)
     progress(f"startup parts of {tree} measured")
     return {
         "mcp_initialize_ms": percentiles(mcp),
-        "hook_ms_warm": {event: percentiles(values) for event, values in hooks.items()},
+        "hook_ms_warm": {
+            host: {event: percentiles(times) for event, times in events.items()}
+            for host, events in hooks.items()
+        },
         "daemon_start_ms": percentiles(starts),
     }

@@ -18,7 +18,8 @@ def test_the_added_time_is_each_sides_median_and_p90_against_the_host_alone() ->
 def test_the_parts_are_timed_on_the_real_launchers(tmp_path: Path) -> None:
     parts = startup.parts(startup.ROOT, tmp_path, probes=2)
     assert parts["mcp_initialize_ms"]["p50"] > 0 and parts["daemon_start_ms"]["p50"] > 0
-    assert set(parts["hook_ms_warm"]) == set(startup.EVENTS)
+    assert set(parts["hook_ms_warm"]) == {"claude-code", "codex", "gemini"}
+    assert set(parts["hook_ms_warm"]["gemini"]) == set(startup.HOOK_PAYLOADS["gemini"])
 
 
 def test_one_warm_claude_code_run_each_side(tmp_path: Path) -> None:
