@@ -215,3 +215,15 @@ def test_the_codex_plugin_and_the_gemini_extension_declare_the_same_hooks_as_an_
     assert market["plugins"][0]["source"] == {"source": "local", "path": "./plugins/codex"}
     extension = json.loads((ROOT / "plugins/gemini/gemini-extension.json").read_text())
     assert extension["mcpServers"]["mnemoweave"] == {"command": "mnemoweave", "args": ["mcp"]}
+
+
+@pytest.mark.parametrize("host", ["codex", "gemini"])
+def test_a_secret_or_a_private_span_in_either_side_is_never_stored(engine, host):
+    token = "ghp_" + "Zq8vXc4LmN8pQ2" * 3
+    said = f"deploy with {token} <private>my home address</private> please"
+    handle(engine, host, PROMPT[host], payload(host, PROMPT[host], prompt=said))
+    reply = {"codex": "last_assistant_message", "gemini": "prompt_response"}[host]
+    handle(engine, host, REPLY[host], payload(host, REPLY[host], **{reply: f"used {token}"}))
+    stored = " ".join(text for (text,) in engine.db.execute("SELECT text FROM turns"))
+    assert token[:12] not in stored and "my home address" not in stored
+    assert stored.count("[REDACTED:") == 2
