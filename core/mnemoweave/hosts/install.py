@@ -98,12 +98,17 @@ def hooks_object(command: str, host: str = HOST) -> dict[str, Any]:
     return hooks
 
 
+def project_root(cwd: Path | None = None) -> Path:
+    """Where a project scope's files go: the git root of `cwd` (default: here), else it."""
+    here = str((cwd or Path.cwd()).resolve())
+    return Path(checkout_root(here) or here)
+
+
 def settings_path(scope: str, cwd: Path | None = None) -> Path:
     if scope == "user":
         return Path.home() / ".claude" / "settings.json"
     if scope == "project":
-        here = str((cwd or Path.cwd()).resolve())
-        return Path(checkout_root(here) or here) / ".claude" / "settings.json"
+        return project_root(cwd) / ".claude" / "settings.json"
     raise InvalidInput(f"unknown scope {scope!r}; use user or project")
 
 
@@ -210,17 +215,24 @@ def _backup(path: Path) -> Path:
 
 
 def _write(path: Path, data: dict[str, Any]) -> Path | None:
-    """Write atomically, after a backup of the current file (if any). A file left with
-    nothing in it (or only its `$schema`) is removed, and so is a folder it leaves empty."""
+    """Write `data` as JSON (see _put_text); a file left with nothing in it (or only its
+    `$schema`) is removed."""
+    empty = not data.keys() - {"$schema"}
+    return _put_text(path, "" if empty else json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def _put_text(path: Path, text: str) -> Path | None:
+    """Write `text` atomically, after a backup of the current file (if any). Empty text
+    removes the file, and the folder it leaves empty."""
     backup = _backup(path) if path.exists() else None
-    if not data.keys() - {"$schema"}:
+    if not text.strip():
         path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             path.parent.rmdir()  # only when empty
         return backup
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    temporary.write_text(text, encoding="utf-8")
     if backup is not None:
         shutil.copymode(path, temporary)  # the user's file keeps its mode, whatever our umask
     os.replace(temporary, path)
@@ -288,8 +300,7 @@ def opencode_paths(scope: str, cwd: Path | None = None) -> tuple[Path, Path]:
         base = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".config") / "opencode"
         folder, config = base / "plugin", base / "opencode.json"
     elif scope == "project":
-        here = str((cwd or Path.cwd()).resolve())
-        root = Path(checkout_root(here) or here)
+        root = project_root(cwd)
         folder, config = root / ".opencode" / "plugin", root / "opencode.json"
     else:
         raise InvalidInput(f"unknown scope {scope!r}; use user or project")
@@ -470,21 +481,6 @@ def _without_our_table(text: str, path: Path) -> str:
     return rest
 
 
-def _put_text(path: Path, text: str) -> Path | None:
-    """Write `text` atomically after a backup of the current file (if any)."""
-    backup = _backup(path) if path.exists() else None
-    if not text.strip():
-        path.unlink(missing_ok=True)
-        return backup
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    if backup is not None:
-        shutil.copymode(path, temporary)
-    os.replace(temporary, path)
-    return backup
-
-
 def install_codex(trust: bool = False) -> dict[str, Any]:
     """Merge our hooks into $CODEX_HOME/hooks.json and our MCP server into config.toml
     (backups first, everything else kept); with `trust`, have Codex record its trust in
@@ -635,8 +631,7 @@ def gemini_settings(scope: str, cwd: Path | None = None) -> Path:
     if scope == "user":
         return Path.home() / ".gemini" / "settings.json"
     if scope == "project":
-        here = str((cwd or Path.cwd()).resolve())
-        return Path(checkout_root(here) or here) / ".gemini" / "settings.json"
+        return project_root(cwd) / ".gemini" / "settings.json"
     raise InvalidInput(f"unknown scope {scope!r}; use user or project")
 
 
