@@ -425,9 +425,10 @@ def _spans(text: str, known: Mapping[str, str], chinese: bool) -> Iterator[_Span
         if not _case_word(m):
             yield _Span(m.start(), m.end(), "code", m.group(), 5)
     yield from _commands(text, code)
-    yield from _listed(text, known, in_code)
+    written_in_chinese = _in_chinese(text)  # read once: every guarded name asks
+    yield from _listed(text, known, in_code, written_in_chinese)
     prose = _CODE_SPAN.sub(_blank, _FENCED.sub(_blank, text))  # words, not code or its output
-    yield from _capitalised(prose, _in_chinese(text))
+    yield from _capitalised(prose, written_in_chinese)
     for pattern in (_ENVIRONMENTS, _DEV):
         for m in pattern.finditer(prose):
             yield _Span(m.start(), m.end(), "environment", m.group(), 4)
@@ -493,9 +494,9 @@ def _commands(text: str, code: list[tuple[int, int]]) -> Iterator[_Span]:
             yield _Span(start + words.start(1), start + words.end(1), "command", head, 7)
 
 
-def _listed(text: str, known: Mapping[str, str], in_code: Any) -> Iterator[_Span]:
+def _listed(text: str, known: Mapping[str, str], in_code: Any, chinese: bool) -> Iterator[_Span]:
     """Well-known names, and names the store already knows (`known`: as the text writes
-    them, lowercase -> their entity's kind)."""
+    them, lowercase -> their entity's kind; `chinese`: the text is written in Chinese)."""
     names = _names()
     for m in names.pattern.finditer(text):
         word, lower = m.group(), m.group().lower()
@@ -506,14 +507,14 @@ def _listed(text: str, known: Mapping[str, str], in_code: Any) -> Iterator[_Span
         if sub:  # a command in prose, as typed: "re-ran the helm upgrade", "跑 dbt run"
             yield _Span(m.start(), sub.end(), "command", text[m.start() : sub.end()], 7)
         if lower in names.plain or _guard_passes(
-            text, m.start(), m.end(), names.guarded[lower], in_code
+            text, m.start(), m.end(), names.guarded[lower], in_code, chinese
         ):
             yield _Span(m.start(), m.end(), "software", word, 9)
     for lower, kind in known.items():
         words = [part for part in re.split(r"[\W_]+", lower) if part]
         plain = bool(words) and all(ordinary(part) for part in words)  # "mode", "the node"
         for m in re.finditer(rf"(?<![\w.@/-]){re.escape(lower)}(?![\w@/-])", text, re.I | re.A):
-            if not plain or _guard_passes(text, m.start(), m.end(), m.group(), in_code):
+            if not plain or _guard_passes(text, m.start(), m.end(), m.group(), in_code, chinese):
                 yield _Span(m.start(), m.end(), kind, m.group(), 8)
 
 
@@ -528,10 +529,13 @@ _SUBCOMMAND = _lazy(
 )
 
 
-def _guard_passes(text: str, start: int, end: int, written: str, in_code: Any) -> bool:
-    """A name that is an ordinary word too counts in code quotes, written as the name is
-    (capitalised, not a sentence's first word), or beside a word saying it is software."""
-    if in_code(start, end) or _in_chinese(text):
+def _guard_passes(
+    text: str, start: int, end: int, written: str, in_code: Any, chinese: bool
+) -> bool:
+    """A name that is an ordinary word too counts in code quotes, in Chinese text, written
+    as the name is (capitalised, not a sentence's first word), or beside a word saying it
+    is software."""
+    if in_code(start, end) or chinese:
         return True  # a Latin word in Chinese text is a name
     word = text[start:end]
     if word == written and written[:1].isupper():
