@@ -24,6 +24,7 @@ from mnemoweave.recall.weave import CLOSE, OPEN
 TOOLS = {
     "memory_weave",
     "memory_entity",
+    "memory_ingest",
     "memory_search",
     "memory_remember",
     "memory_get",
@@ -187,6 +188,53 @@ def test_every_tool_through_the_daemon_the_first_call_starts(home, tmp_path):
     # the project scope is the server's working directory: m_1 and m_3 belong to it
     listed = json.loads(cli(home, "list", "--project", str(tmp_path), "--json").stdout)
     assert {m["id"]: m["project"] for m in listed["memories"]} == {"m_3": str(tmp_path), "m_2": ""}
+
+
+CONVERSATION = [
+    {"role": "user", "text": "The upload client keeps timing out on big files. What should we do?"},
+    {"role": "assistant", "text": "We could stream the body and raise the timeout."},
+    {
+        "role": "user",
+        "text": "We decided to use httpx instead of requests for the upload client, "
+        "because requests cannot stream uploads with a timeout per chunk.",
+    },
+    {"role": "assistant", "text": "Done: upload_client.py now uses httpx with streaming."},
+]
+
+
+@pytest.mark.parametrize("env", [{}, NO_DAEMON], ids=["daemon", "in-process"])
+def test_a_conversation_ingested_over_mcp_is_distilled_reviewed_and_woven(
+    home, tmp_path, env, real_models
+):
+    (home / "config.toml").unlink()  # the default embedder, as a user has it
+
+    async def body(session):
+        out = {"ingest": await call(session, "memory_ingest", turns=CONVERSATION)}
+        out["again"] = await call(session, "memory_ingest", turns=CONVERSATION[2:])
+        out["pending"] = await call(session, "memory_pending")
+        card = out["pending"][1].splitlines()[1].split()[0]
+        out["accept"] = await call(session, "memory_review", id=card, decision="accept")
+        out["weave"] = await call(
+            session, "memory_weave", query="add a retry to the upload client's big-file upload"
+        )
+        out["bad"] = await call(session, "memory_ingest", turns=[{"role": "tool", "text": "x"}])
+        return out
+
+    out = run(home, body, cwd=tmp_path, env=env)
+    error, bad = out.pop("bad")
+    assert error and bad.startswith("memory_ingest: bad arguments: turns.0.role:")
+    assert not [(k, v) for k, (error, v) in out.items() if error]
+    text = {name: value for name, (_, value) in out.items()}
+    assert text["ingest"].startswith("stored 4 new of 4 turns in session mcp-")
+    assert "cards to review (memory_pending): c_1" in text["ingest"]
+    assert text["again"].startswith("stored 0 new of 2 turns") and text["again"].endswith(": c_1")
+    assert "httpx" in text["pending"] and "evidence t_3" in text["pending"]
+    assert text["accept"] == "c_1 accepted: new m_1"
+    assert "httpx instead of requests" in text["weave"]
+    session = text["ingest"].split(" in session ")[1].split(";")[0]
+    turns = json.loads(cli(home, "rehydrate", "--session", session, "--json").stdout)["turns"]
+    assert {(t["host"], t["project"]) for t in turns} == {("mcp", str(tmp_path))}
+    assert [t["role"] for t in turns] == ["user", "assistant", "user", "assistant"]
 
 
 def test_calls_are_done_in_process_when_no_daemon_can_start(home, tmp_path):

@@ -18,7 +18,8 @@ from mnemoweave.hook import HOSTS
 from mnemoweave.model import counted
 
 SCOPES = ("user", "project")
-INSTALLABLE = (*HOSTS, "dsh")
+MCP_CLIENTS = ("cursor", "claude-desktop", "zed", "windsurf")  # MCP only: hosts/mcp_clients.py
+INSTALLABLE = (*HOSTS, "dsh", *MCP_CLIENTS)
 
 
 @cli.command()
@@ -62,14 +63,16 @@ def _scope_option(function):
         type=click.Choice(SCOPES),
         default="user",
         show_default=True,
-        help="user: ~/.claude/settings.json, ~/.config/opencode/, ~/.gemini/settings.json; "
-        "project: the same under the git root (.claude/settings.json; .opencode/plugin/ and "
-        "opencode.json; .gemini/settings.json). Codex: $CODEX_HOME (~/.codex) only.",
+        help="user: ~/.claude/settings.json, ~/.config/opencode/, ~/.gemini/settings.json, "
+        "~/.cursor/mcp.json, ~/.config/zed/settings.json; project: the same under the git "
+        "root (.claude/settings.json; .opencode/plugin/ and opencode.json; "
+        ".gemini/settings.json; .cursor/mcp.json; .zed/settings.json). Codex, Claude Desktop "
+        "and Windsurf: the user's only.",
     )(function)
 
 
 @cli.command()
-@click.argument("host", type=click.Choice(INSTALLABLE), required=False)
+@click.argument("host", type=click.Choice(INSTALLABLE), required=False, metavar="[HOST]")
 @_scope_option
 @click.option("--profile", help="dsh: the profile to add the bundle to (else dsh's default).")
 @click.option(
@@ -81,10 +84,17 @@ def _scope_option(function):
 @json_option
 def install(host: str | None, scope: str, profile: str | None, trust: bool, as_json: bool) -> None:
     """Record where this program is (the Claude Code plugin, installed from its marketplace,
-    finds it there) and build the embedding model if it is not built yet. With HOST, also
+    finds it there) and build the embedding model if it is not built yet.
+
+    \b
+    HOST: claude-code, opencode, codex, gemini, dsh,
+          cursor, claude-desktop, zed, windsurf
+
+    With HOST, also
     merge mnemoweave's hooks into Claude Code's, Codex's or Gemini's settings (backup first,
     others untouched; Codex and Gemini get the MCP server too), put OpenCode's plugin file
-    and MCP server entry in place, or add the dsh bundle to a dsh profile."""
+    and MCP server entry in place, add the dsh bundle to a dsh profile, or add the MCP
+    server to Cursor's, Claude Desktop's, Zed's or Windsurf's settings."""
     from mnemoweave.config import data_dir
     from mnemoweave.hook import PROGRAM, record_program
 
@@ -96,6 +106,16 @@ def install(host: str | None, scope: str, profile: str | None, trust: bool, as_j
             _emit({"program": str(recorded)})
         else:
             click.echo(f"this program is recorded in {recorded}: the Claude Code plugin finds it")
+        return
+    if host in MCP_CLIENTS:
+        from mnemoweave.hosts import mcp_clients
+
+        _done(mcp_clients.install(host, scope), as_json, "installed into", "MCP server")
+        if not as_json:
+            click.echo(
+                f"restart {host}: its agent gets the memory_* tools, and stores what a "
+                "conversation decides by calling memory_ingest"
+            )
         return
     if host == "dsh":
         from mnemoweave.hosts.install import install_dsh
@@ -128,12 +148,22 @@ def install(host: str | None, scope: str, profile: str | None, trust: bool, as_j
 
 
 @cli.command()
-@click.argument("host", type=click.Choice(HOSTS))
+@click.argument("host", type=click.Choice((*HOSTS, *MCP_CLIENTS)), metavar="HOST")
 @_scope_option
 @json_option
 def uninstall(host: str, scope: str, as_json: bool) -> None:
     """Remove mnemoweave's hooks from the host's settings (other hooks stay); for OpenCode,
-    our plugin file and MCP server entry."""
+    our plugin file and MCP server entry; for an MCP client, our MCP server entry.
+
+    \b
+    HOST: claude-code, opencode, codex, gemini,
+          cursor, claude-desktop, zed, windsurf
+    """
+    if host in MCP_CLIENTS:
+        from mnemoweave.hosts import mcp_clients
+
+        _done(mcp_clients.uninstall(host, scope), as_json, "removed from", "MCP server")
+        return
     if host == "opencode":
         from mnemoweave.hosts.install import uninstall_opencode
 
