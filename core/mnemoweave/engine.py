@@ -559,22 +559,26 @@ class Engine:
 
     # --- files and index ------------------------------------------------------------------
 
-    def import_path(self, path: Path) -> dict[str, int]:
-        """Import turns (.jsonl) and memories (.md) from a file or directory, all or nothing."""
+    def import_path(self, path: Path, split: bool = False) -> dict[str, Any]:
+        """Import turns (.jsonl) and memories (.md) from a file or directory: what was read
+        is written all or nothing; the counts, and `problems` (files of a directory left
+        out and why, fields ignored)."""
         from mnemoweave.capture.file_formats import collect
 
-        return self.import_records(collect(Path(path)))
+        found = collect(Path(path), split)
+        return {**self.import_records(found.records), "problems": found.problems}
 
     import_records = Delegated(
         lambda: _import_export.import_records
     )  # what file_formats.collect read
     import_text = Delegated(lambda: _import_export.import_text)  # one uploaded file's text
 
-    def export(self, directory: Path) -> list[Path]:
-        """Write active memories as Markdown (one file per project) and turns as JSONL."""
+    def export(self, directory: Path, per_memory: bool = False) -> list[Path]:
+        """Write active memories as Markdown (one file per project, or one note per memory)
+        and turns as JSONL."""
         from mnemoweave.capture.import_export import write_files
 
-        return write_files(Path(directory), self.export_files())
+        return write_files(Path(directory), self.export_files(per_memory))
 
     export_files = Delegated(lambda: _import_export.export_files)  # file name -> content
     reindex = Delegated(lambda: _indexing.reindex)  # the vector and full-text indexes, from SQLite

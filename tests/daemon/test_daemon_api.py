@@ -127,7 +127,7 @@ def test_skills_health_and_files(shared_daemon, tmp_path):
     files = d.call("GET", "/v1/export")
     assert "turns.jsonl" in files and all(isinstance(text, str) for text in files.values())
     write_files(tmp_path / "out", files)
-    records = [encode(record) for record in collect(tmp_path / "out")]
+    records = [encode(record) for record in collect(tmp_path / "out").records]
     counts = d.call("POST", "/v1/import", {"records": records})
     assert counts["turns"] == 0  # everything was there already
     status, message = refused(d, "POST", "/v1/import", {"records": [{"path": "/etc/passwd"}]})

@@ -60,7 +60,7 @@ def test_sigterm_while_a_write_is_in_flight_loses_nothing(home):
 
     def import_all() -> None:
         try:
-            records = [encode(record) for record in collect(turns)]
+            records = [encode(record) for record in collect(turns).records]
             answer["ok"] = daemon.call("POST", "/v1/import", {"records": records})
         except client.DaemonError as exc:
             answer["error"] = exc

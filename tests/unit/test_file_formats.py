@@ -51,7 +51,7 @@ def test_markdown_without_headings_is_one_memory():
 )
 def test_bad_markdown_is_refused(text):
     with pytest.raises(InvalidInput):
-        parse_markdown(text, "bad.md")
+        parse_markdown(text, "bad.md", split=True)
 
 
 def test_jsonl_turns_and_errors_name_the_line():

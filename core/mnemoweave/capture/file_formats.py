@@ -1,10 +1,14 @@
 """File formats for import and export: JSONL turns and Markdown memories.
 
 Parsing is pure (text in, plain records out) so a bad file is refused before anything is
-written. Markdown: optional `---` frontmatter (`kind`, `project`, `tags`, `importance`) sets
-defaults; each `## heading` starts a memory whose title is the heading; an HTML comment line
-`<!-- mnemoweave: kind=pref importance=4 tags=a,b -->` under a heading overrides the
-defaults for that memory (export writes one). A file without `##` headings is one memory.
+written. Markdown is the common note format: a note is one memory. Its YAML frontmatter
+may give `title`, `tags` (a list or a comma-separated string), `importance` (1-5) or
+`weight` (1-5, or 0-1 scaled onto 1-5), `created`, `updated` (ISO 8601, a date, or epoch
+seconds), `kind` and `project`; another field is ignored with a warning. Without a `title`,
+a first `# H1` line is the title. Split (`import --split`), each `## ` section is a memory
+titled by its heading (the text before the first, if any, is one too), and an HTML comment
+line `<!-- mnemoweave: kind=pref importance=4 tags=a,b -->` under a heading overrides the
+note's fields for it: the per-project files `export` writes are read that way always.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,6 +39,8 @@ class MemoryRecord:
     tags: tuple[str, ...] = ()
     importance: int | None = None
     evidence: tuple[str, ...] = field(default=())
+    created: float | None = None  # epoch seconds; None: when it is imported
+    updated: float | None = None
 
 
 def parse_time(value: Any, where: str) -> float:
@@ -78,8 +84,8 @@ def _string(obj: dict[str, Any], name: str, where: str, required: bool = False) 
 
 
 TURN_FIELDS = ("session", "role", "text", "ts", "host", "project", "key")
-MEMORY_FIELDS = ("kind", "project", "tags", "importance")  # frontmatter; a heading's own
-SECTION_FIELDS = (*MEMORY_FIELDS, "evidence", "id")  # comment adds these (id: not kept)
+# what a section's `<!-- mnemoweave: ... -->` comment may set (id: not kept)
+SECTION_FIELDS = ("kind", "project", "tags", "importance", "evidence", "id")
 
 
 def _known(given: Any, accepted: tuple[str, ...], where: str) -> None:
@@ -122,6 +128,8 @@ def parse_jsonl(text: str, source: str) -> list[Turn]:
 # --- Markdown ---------------------------------------------------------------------------
 
 _META = re.compile(r"^<!--\s*mnemoweave:(.*?)-->\s*$")
+NOTE_FIELDS = ("title", "tags", "weight", "importance", "created", "updated", "kind", "project")
+EXPORT_ONLY = ("id",)  # written by `export --per-memory`, not kept (a store numbers its own)
 
 
 def _split_list(value: str) -> tuple[str, ...]:
@@ -151,37 +159,95 @@ def _apply_meta(
     return out
 
 
-def _frontmatter(lines: list[str], where: str) -> tuple[dict[str, str], list[str]]:
+def _frontmatter(lines: list[str], where: str) -> tuple[dict[str, Any], list[str]]:
+    """The YAML frontmatter between `---` lines, and the lines after it."""
+    import yaml
+
     if not lines or lines[0].strip() != "---":
         return {}, lines
     for end in range(1, len(lines)):
         if lines[end].strip() == "---":
-            meta = {}
-            for line in lines[1:end]:
-                if not line.strip() or line.lstrip().startswith("#"):
-                    continue
-                if ":" not in line:
-                    raise InvalidInput(f"{where}: frontmatter line is not 'key: value': {line!r}")
-                key, value = line.split(":", 1)
-                meta[key.strip()] = value.strip()
-            return meta, lines[end + 1 :]
+            try:
+                meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+            except yaml.YAMLError as exc:
+                said = " ".join(str(exc).split())
+                raise InvalidInput(f"{where}: the frontmatter is not YAML ({said})") from None
+            if not isinstance(meta, dict):
+                raise InvalidInput(f"{where}: the frontmatter is not a set of 'key: value' lines")
+            return {str(key): value for key, value in meta.items()}, lines[end + 1 :]
     raise InvalidInput(f"{where}: frontmatter opened with --- is never closed")
 
 
-def _inline_meta(line: str) -> dict[str, str]:
-    match = _META.match(line.strip())
-    if not match:
-        return {}
-    return dict(part.split("=", 1) for part in match.group(1).split() if "=" in part)
+def _note_fields(meta: dict[str, Any], where: str, warn: Callable[[str], None]) -> dict[str, Any]:
+    """A note's frontmatter as memory fields; unknown fields are ignored with a warning."""
+    unknown = sorted(set(meta) - set(NOTE_FIELDS) - set(EXPORT_ONLY))
+    if unknown:
+        warn(f"{where}: ignored field(s) {', '.join(repr(name) for name in unknown)}")
+    out: dict[str, Any] = {}
+    for name, value in meta.items():
+        if value is None or name not in NOTE_FIELDS:
+            continue
+        if name in ("title", "project", "kind"):
+            if not isinstance(value, str | int | float) or isinstance(value, bool):
+                raise InvalidInput(f"{where}: {name} must be text, got {value!r}")
+            out[name] = str(value).strip()
+        elif name == "tags":
+            out["tags"] = _tags(value, where)
+        elif name in ("weight", "importance"):
+            out["importance"] = _importance(value, where)
+        else:  # created, updated
+            out[name] = parse_time(_iso(value), f"{where}: {name}")
+    if "kind" in out:
+        _located(check_kind, out["kind"], where)
+    return out
 
 
-def parse_markdown(text: str, source: str) -> list[MemoryRecord]:
-    """Markdown -> memory records (see the module docstring for the format)."""
+def _tags(value: Any, where: str) -> tuple[str, ...]:
+    """A list of tags, or one comma-separated string of them ('#' prefixes dropped)."""
+    items = value if isinstance(value, list) else str(value).split(",")
+    tags = (str(item).strip().lstrip("#").strip() for item in items if item is not None)
+    return tuple(tag for tag in tags if tag)
+
+
+def _importance(value: Any, where: str) -> int:
+    """1-5 as given; a weight between 0 and 1 (0.8) is scaled onto 1-5."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInput(f"{where}: importance (or weight) must be 1-5, got {value!r}")
+    if isinstance(value, float) and 0 <= value <= 1:
+        return 1 + round(4 * value)
+    if value != int(value) or not 1 <= value <= 5:
+        raise InvalidInput(f"{where}: importance (or weight) must be 1-5, got {value!r}")
+    return int(value)
+
+
+def _iso(value: Any) -> Any:
+    """YAML reads `2024-05-01` as a date and `2024-05-01 10:00` as a naive datetime: both
+    are UTC here, and go on as ISO text; anything else as it is."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC).isoformat()
+    return value
+
+
+def _ignore(_: str) -> None:
+    return None
+
+
+def parse_markdown(
+    text: str, source: str, *, split: bool = False, warn: Callable[[str], None] = _ignore
+) -> list[MemoryRecord]:
+    """A note (see the module docstring) -> memory records: one for the note, or with
+    `split` one per `## ` section (an export of mnemoweave's is always split)."""
     meta, lines = _frontmatter(text.splitlines(), source)
     defaults: dict[str, Any] = {"kind": "fact", "project": "", "tags": ()}
-    defaults = _apply_meta(meta, defaults, source, MEMORY_FIELDS)
-    sections: list[tuple[str, list[str]]] = []
+    defaults |= _note_fields(meta, source, warn)
+    title = defaults.pop("title", "")
+    if not split and not any(_META.match(line.strip()) for line in lines):
+        heading, body = _heading(lines)
+        return [MemoryRecord(body, title or heading, **defaults)] if body else _empty(source)
     preamble: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
     for line in lines:
         if line.startswith("## "):
             sections.append((line[3:].strip(), []))
@@ -189,11 +255,12 @@ def parse_markdown(text: str, source: str) -> list[MemoryRecord]:
             sections[-1][1].append(line)
         else:
             preamble.append(line)
-    if not sections:
-        sections = [("", preamble)]
+    heading, body = _heading(preamble)
+    if body and not any(_META.match(line.strip()) for line in lines):
+        sections.insert(0, (title or heading, body.splitlines()))
     records = []
-    for title, body_lines in sections:
-        where = f"{source}: section {title!r}" if title else source
+    for heading, body_lines in sections:
+        where = f"{source}: section {heading!r}" if heading else source
         values = dict(defaults)
         kept = []
         for line in body_lines:
@@ -204,11 +271,30 @@ def parse_markdown(text: str, source: str) -> list[MemoryRecord]:
                 kept.append(line)
         body = "\n".join(kept).strip()
         if not body:
-            if title:
-                raise InvalidInput(f"{where}: section has no text")
-            continue
-        records.append(MemoryRecord(body=body, title=title, **values))
-    return records
+            raise InvalidInput(f"{where}: section has no text")
+        records.append(MemoryRecord(body=body, title=heading, **values))
+    return records or _empty(source)
+
+
+def _heading(lines: list[str]) -> tuple[str, str]:
+    """A `# H1` first line (the note's title when its frontmatter has none) and the rest."""
+    text = "\n".join(lines).strip()
+    first, _, rest = text.partition("\n")
+    if first.startswith("# "):
+        return first[2:].strip(), rest.strip()
+    return "", text
+
+
+def _empty(source: str) -> list[MemoryRecord]:
+    """Refuse a note with no text (typed as its parser's result, where it is returned)."""
+    raise InvalidInput(f"{source}: the note has no text")
+
+
+def _inline_meta(line: str) -> dict[str, str]:
+    match = _META.match(line.strip())
+    if not match:
+        return {}
+    return dict(part.split("=", 1) for part in match.group(1).split() if "=" in part)
 
 
 def render_markdown(project: str, memories: list[Memory]) -> str:
@@ -223,6 +309,33 @@ def render_markdown(project: str, memories: list[Memory]) -> str:
         title = " ".join(memory.title.split()) or memory.id
         out += [f"## {title}", f"<!-- mnemoweave: {' '.join(meta)} -->", memory.body, ""]
     return "\n".join(out)
+
+
+def _utc(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+
+
+def render_note(memory: Memory) -> str:
+    """One memory as a note in the common format (frontmatter, then its text), read back
+    by the import as the same memory."""
+    fields = {
+        "id": memory.id,
+        "kind": memory.kind,
+        "title": " ".join(memory.title.split()),
+        "tags": list(memory.tags),
+        "importance": memory.importance,
+        "created": _utc(memory.created),
+        "updated": _utc(memory.updated),
+        "project": memory.project,
+    }
+    lines = [f"{name}: {json.dumps(value, ensure_ascii=False)}" for name, value in fields.items()]
+    return "\n".join(["---", *lines, "---", "", memory.body, ""])
+
+
+def note_filename(memory: Memory) -> str:
+    """`m_12-upload-timeout.md`: the id keeps it unique, the title's words make it readable."""
+    words = re.sub(r"[^\w]+", "-", memory.title.lower()).strip("-_")[:50].strip("-_")
+    return f"{memory.id}-{words}.md" if words else f"{memory.id}.md"
 
 
 def line_key(record: Turn, position: int) -> str:
@@ -280,32 +393,47 @@ def _read(path: Path, budget: int) -> str:
         raise InvalidInput(f"cannot read {path}: {exc}") from None
 
 
-def parse_named(name: str, text: str) -> list[Turn | MemoryRecord]:
+def parse_named(
+    name: str, text: str, *, split: bool = False, warn: Callable[[str], None] = _ignore
+) -> list[Turn | MemoryRecord]:
     """Parse a file's text by the suffix of its name (.jsonl turns, .md memories)."""
+    if _suffix(name) == ".jsonl":
+        return list(parse_jsonl(text, name))
+    return list(parse_markdown(text, name, split=split, warn=warn))
+
+
+def _suffix(name: str) -> str:
     suffix = os.path.splitext(name)[1].lower()
     if suffix not in SUFFIXES:
         raise InvalidInput(
             f"{name}: unsupported file type (use .jsonl for turns, .md for memories)"
         )
-    if suffix == ".jsonl":
-        return list(parse_jsonl(text, name))
-    return list(parse_markdown(text, name))
+    return suffix
 
 
-def read_source(path: Path, budget: int) -> list[Turn | MemoryRecord]:
-    """Parse one file by its suffix (.jsonl turns, .md memories), at most `budget` bytes."""
-    parse_named(str(path), "")  # an unsupported suffix is refused before anything is read
-    return parse_named(str(path), _read(path, budget))
+@dataclass
+class Collected:
+    """What an import read: its records, and what it said of the files (a warning, or a
+    file left out and why)."""
+
+    records: list[Turn | MemoryRecord] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
 
-def collect(path: Path) -> list[Turn | MemoryRecord]:
+def collect(path: Path, split: bool = False) -> Collected:
     """Every record under a file or directory (directories: *.md and *.jsonl, sorted, but
     not the notes an export writes under graph/: the graph is read from the memories), at
-    most MAX_IMPORT_BYTES in all. A symlink in a directory that leads out of it is refused."""
+    most MAX_IMPORT_BYTES in all. In a directory a file that cannot be read is left out and
+    named in `problems`, and the rest is read; a lone file that cannot be read is refused,
+    and so is a symlink in a directory that leads out of it."""
+    found = Collected()
     if not path.is_dir():
         if not path.exists():
             raise InvalidInput(f"{path}: no such file or directory")
-        return read_source(path, MAX_IMPORT_BYTES)
+        _suffix(str(path))  # an unsupported suffix is refused before anything is read
+        text = _read(path, MAX_IMPORT_BYTES)
+        found.records = parse_named(str(path), text, split=split, warn=found.problems.append)
+        return found
     root = path.resolve()
     files = sorted(
         p
@@ -314,12 +442,19 @@ def collect(path: Path) -> list[Turn | MemoryRecord]:
     )
     if not files:
         raise InvalidInput(f"{path}: no .md or .jsonl files to import")
-    records: list[Turn | MemoryRecord] = []
     budget = MAX_IMPORT_BYTES
     for file in files:
         target = file.resolve()
         if not target.is_relative_to(root):
             raise InvalidInput(f"{file}: a link to {target}, outside {path}; not imported")
-        records += read_source(file, budget)
-        budget -= target.stat().st_size
-    return records
+        if target.is_file() and target.stat().st_size > budget:
+            raise InvalidInput(
+                f"{file}: the import is over {MAX_IMPORT_BYTES // 2**20} MB; import it in parts"
+            )
+        try:
+            text = _read(file, budget)
+            budget -= len(text.encode("utf-8"))
+            found.records += parse_named(str(file), text, split=split, warn=found.problems.append)
+        except InvalidInput as exc:
+            found.problems.append(f"not imported: {exc}")
+    return found

@@ -43,6 +43,8 @@ def import_records(
                     title=record.title or None,
                     evidence=record.evidence,
                     origin="import",
+                    created=record.created,
+                    updated=record.updated,
                 )
             )
     counts = {"turns": 0, "memories": 0, "merged": 0, "duplicate": 0, "skipped": 0}
@@ -67,18 +69,25 @@ def import_text(engine: Engine, name: str, text: str) -> dict[str, int]:
     return import_records(engine, file_formats.parse_named(name, text))
 
 
-def export_files(engine: Engine) -> dict[str, str]:
-    """File name -> content: active memories as Markdown (one file per project), turns as
-    JSONL, and the knowledge graph of the memories (graph/export.py)."""
+def export_files(engine: Engine, per_memory: bool = False) -> dict[str, str]:
+    """File name -> content: active memories as Markdown (one file per project, or with
+    `per_memory` one note per memory under memories/), turns as JSONL, and the knowledge
+    graph of the memories (graph/export.py)."""
     from mnemoweave.graph.export import files as graph_files
 
-    by_project: dict[str, list[Memory]] = {}
-    for memory in memories_table.active(engine.db):
-        by_project.setdefault(memory.project, []).append(memory)
-    files = {
-        file_formats.project_filename(project): file_formats.render_markdown(project, memories)
-        for project, memories in sorted(by_project.items())
-    }
+    active = list(memories_table.active(engine.db))
+    if per_memory:
+        files = {
+            f"memories/{file_formats.note_filename(m)}": file_formats.render_note(m) for m in active
+        }
+    else:
+        by_project: dict[str, list[Memory]] = {}
+        for memory in active:
+            by_project.setdefault(memory.project, []).append(memory)
+        files = {
+            file_formats.project_filename(project): file_formats.render_markdown(project, memories)
+            for project, memories in sorted(by_project.items())
+        }
     turns = turns_table.transcript(engine.db)
     if turns:
         lines = [file_formats.turn_line(turn) for turn in turns]
@@ -92,7 +101,7 @@ def write_files(directory: Path, files: dict[str, str]) -> list[Path]:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for name, content in files.items():
-            (directory / name).parent.mkdir(exist_ok=True)  # graph/ holds the entities' notes
+            (directory / name).parent.mkdir(exist_ok=True)  # graph/ and memories/ hold notes
             (directory / name).write_text(content, encoding="utf-8")
     except OSError as exc:
         raise InvalidInput(f"cannot write the export into {directory}: {exc}") from None

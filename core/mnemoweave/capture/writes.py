@@ -85,6 +85,8 @@ class MemoryDraft:
     importance: int
     evidence: tuple[str, ...] = ()
     origin: str = "user"
+    created: float | None = None  # an imported note's own times (None: now)
+    updated: float | None = None
 
     @property
     def index_text(self) -> str:
@@ -123,6 +125,8 @@ def draft_memory(
     title: str | None = None,
     evidence: Sequence[str] = (),
     origin: str = "user",
+    created: float | None = None,
+    updated: float | None = None,
 ) -> MemoryDraft | None:
     """A checked, cleaned memory; None when only private content remains."""
     check_kind(kind)
@@ -141,6 +145,8 @@ def draft_memory(
         importance=importance,
         evidence=tuple(evidence),
         origin=origin,
+        created=created,
+        updated=updated,
     )
 
 
@@ -378,6 +384,8 @@ class Writer:
             now=now,
             evidence=draft.evidence,
             origin=draft.origin,
+            created=draft.created,
+            updated=draft.updated,
         )
         graph.read(db, "memories", mid, f"{draft.title}\n{draft.body}", now)
         ref = f"m_{mid}"

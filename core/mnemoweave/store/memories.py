@@ -97,7 +97,12 @@ def insert(
     now: float,
     evidence: Sequence[str] = (),
     origin: str = "user",
+    created: float | None = None,
+    updated: float | None = None,
 ) -> int:
+    """A new memory; `created` and `updated` (default `now`) are an imported note's own."""
+    created = now if created is None else created
+    updated = created if updated is None else max(updated, created)
     cur = db.execute(
         "INSERT INTO memories (kind, title, body, norm, tags, project, importance, created,"
         " updated, evidence, lang, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -109,8 +114,8 @@ def insert(
             json.dumps(list(tags), ensure_ascii=False),
             project,
             importance,
-            now,
-            now,
+            created,
+            updated,
             json.dumps(list(evidence)),
             language(body),
             origin,
