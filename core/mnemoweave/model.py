@@ -27,12 +27,33 @@ VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 # External ids carry their table: m_12 is memory 12, t_5 is turn 5, c_3 is card 3.
 PREFIXES = {"m": "memory", "t": "turn", "c": "card"}
 _ID = re.compile(r"^([mtc])_(\d+)$")
+# A needle tag: a bracketed word of up to 12 characters opening a memory ("[坑] ...").
+NEEDLE = re.compile(r"\[([^\[\]\s]{1,12})\](?!\()")
+
+
+def needle_tags(text: str) -> tuple[str, ...]:
+    """The needle tags a text opens with, brackets and all: "[坑][决策] x" -> ("[坑]", "[决策]")."""
+    found, rest = [], text.lstrip()
+    while match := NEEDLE.match(rest):
+        found.append(match.group())
+        rest = rest[match.end() :].lstrip()
+    return tuple(found)
+
+
+def same_tag(tag: str, wanted: str) -> bool:
+    """Whether `tag` is the one asked for: a needle tag is found with or without brackets."""
+    return tag.strip("[]") == wanted.strip().strip("[]") if wanted.strip() else False
 
 
 def parse_id(ref: str) -> tuple[str, int]:
     """'m_12' -> ('memory', 12); raises InvalidInput for anything else."""
     match = _ID.match(ref.strip())
     if not match:
+        if NEEDLE.fullmatch(ref.strip()):
+            raise InvalidInput(
+                f"{ref.strip()} is a tag, not an id: select by it with "
+                f"`forget --tag '{ref.strip()}'` (MCP: tag), which lists the memories first"
+            )
         raise InvalidInput(f"not a valid id: {ref!r} (expected m_N, t_N or c_N)")
     return PREFIXES[match.group(1)], int(match.group(2))
 

@@ -29,6 +29,7 @@ from mnemoweave.model import (
     check_kind,
     check_role,
     check_time,
+    needle_tags,
 )
 from mnemoweave.scope import project_name
 from mnemoweave.store import audit
@@ -140,7 +141,7 @@ def draft_memory(
         kind=kind,
         title=bounded(title) if title else _title_from(body),
         body=body,
-        tags=tuple(dict.fromkeys(t for t in (clean(tag) for tag in tags) if t)),
+        tags=tuple(dict.fromkeys(t for t in (*(clean(t) for t in tags), *needle_tags(body)) if t)),
         project=check_identifier(project_name(project), "project"),
         importance=importance,
         evidence=tuple(evidence),

@@ -6,6 +6,7 @@ released: add a new one instead.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import time
@@ -433,6 +434,22 @@ def m017_graph(db: sqlite3.Connection) -> None:
     )
 
 
+def m018_needle_tags(db: sqlite3.Connection) -> None:
+    """A bracketed word opening a memory ("[坑] ...") is a tag too (model.needle_tags): the
+    memories stored before it was are given theirs."""
+    from mnemoweave.model import needle_tags
+
+    rows = db.execute("SELECT id, body, tags FROM memories WHERE ltrim(body) LIKE '[%'")
+    for mid, body, tags in rows.fetchall():
+        kept = json.loads(tags or "[]")
+        more = [tag for tag in needle_tags(body) if tag not in kept]
+        if more:
+            db.execute(
+                "UPDATE memories SET tags = ? WHERE id = ?",
+                (json.dumps(kept + more, ensure_ascii=False), mid),
+            )
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
@@ -451,6 +468,7 @@ MIGRATIONS: list[Migration] = [
     m015_citations,
     m016_brief_index,
     m017_graph,
+    m018_needle_tags,
 ]
 
 
