@@ -38,6 +38,7 @@ from mnemoweave.model import (
     check_kind,
     parse_id,
 )
+from mnemoweave.recall.corrections import newest_first
 from mnemoweave.recall.retrieve import (
     DenseChannel,
     Retriever,
@@ -245,7 +246,11 @@ class Engine:
         from mnemoweave.learn.review import held_reason, rivals  # a new memory that clashes says so
 
         found = rivals(self, draft.body, draft.project, exclude=written.ref)
-        return Written("new", written.id, held_reason(written.ref, found)) if found else written
+        if not found:
+            return written
+        with transaction(self.db) as db:  # it ranks above them until one supersedes the other
+            memories_table.corrected(db, [int(ref[2:]) for ref, _ in found], int(written.ref[2:]))
+        return Written("new", written.id, held_reason(written.ref, found))
 
     def remember_many(self, rows: Iterable[dict[str, Any]], actor: str = "user") -> list[Written]:
         """Store many memories in one transaction (import, benchmarks); all checked first.
@@ -453,7 +458,7 @@ class Engine:
                 engine=self, source=source, query=query, k=k, scope=scope, kind=kind, mode=mode
             )
             hits += [hit for contributed in found for hit in contributed or []]
-        hits = best_of(hits, k, by_meaning if mode == "hybrid" else 0)
+        hits = newest_first(self.db, best_of(hits, k, by_meaning if mode == "hybrid" else 0))
         if expand and source in ("memories", "all"):
             hits += self._expanded(query, hits, k, scope, kind)
         if touch:

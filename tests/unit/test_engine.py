@@ -163,7 +163,7 @@ def test_status_counts(engine):
     status = engine.status()
     assert status["counts"] == {"turns": 1, "memories": 1, "cards": 0, "skills": 0}
     assert status["data_dir"] == str(engine.home)
-    assert status["versions"]["schema"] == "m018_needle_tags"
+    assert status["versions"]["schema"] == "m019_corrections"
     sizes = status["sizes"]
     assert sizes["db_bytes"] > 0
     assert 0 <= sizes["vector_index_bytes"] < sizes["data_dir_bytes"]

@@ -45,5 +45,12 @@ def test_an_import_sent_again_is_recognised_not_stored_twice(dense, tmp_path):
     first = dense.import_path(source)
     again = dense.import_path(source)
     assert (first["turns"], first["memories"]) == (2, 1)
-    assert again == {"turns": 0, "memories": 0, "merged": 1, "duplicate": 2, "skipped": 0}
+    assert again == {
+        "turns": 0,
+        "memories": 0,
+        "merged": 1,
+        "duplicate": 2,
+        "skipped": 0,
+        "problems": [],
+    }
     assert dense.db.execute("SELECT count(*) FROM turns").fetchone()[0] == 2

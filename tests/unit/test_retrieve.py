@@ -67,9 +67,17 @@ def ids(hits):
 
 
 def test_crosslingual_query_finds_the_chinese_memory(hybrid):
-    zh = hybrid.remember("以后代码注释都用英文", kind="pref").id
-    hybrid.remember("Code review comments go in the pull request, not in chat", kind="fact")
-    hybrid.remember("Upload retries use exponential backoff", kind="fact")
+    # stored in bulk: scored as they are, no clash between them ranks one as a correction
+    zh, _, _ = (
+        written.id
+        for written in hybrid.remember_many(
+            [
+                {"text": "以后代码注释都用英文", "kind": "pref"},
+                {"text": "Code review comments go in the pull request, not in chat"},
+                {"text": "Upload retries use exponential backoff"},
+            ]
+        )
+    )
     assert ids(hybrid.search("english code comments", mode="dense"))[0] == zh
     hits = hybrid.search("english code comments", k=3)
     assert hits[0].id == zh, [(h.id, h.extra["explain"]) for h in hits]
@@ -114,8 +122,15 @@ def test_recall_is_counted_and_slows_decay(hybrid):
 
 
 def test_importance_and_weight_order_equal_matches(hybrid):
-    low = hybrid.remember("deploy notes alpha", kind="fact", importance=1).id
-    high = hybrid.remember("deploy notes beta", kind="conclusion", importance=5).id
+    low, high = (
+        written.id
+        for written in hybrid.remember_many(  # in bulk: no clash ranks one as a correction
+            [
+                {"text": "deploy notes alpha", "kind": "fact", "importance": 1},
+                {"text": "deploy notes beta", "kind": "conclusion", "importance": 5},
+            ]
+        )
+    )
     assert ids(hybrid.search("deploy notes", k=2)) == [high, low]
     hybrid.db.execute("UPDATE memories SET weight = 0.1 WHERE id = ?", (int(high[2:]),))
     assert ids(hybrid.search("deploy notes", k=2)) == [low, high]
@@ -142,7 +157,7 @@ def test_near_duplicates_merge_or_skip(hybrid, monkeypatch):
 
 def test_near_duplicates_within_one_import(hybrid, tmp_path):
     (tmp_path / "m.md").write_text("## a\nUse tabs in Makefiles\n\n## b\nMakefiles need tabs\n")
-    counts = hybrid.import_path(tmp_path / "m.md")
+    counts = hybrid.import_path(tmp_path / "m.md", split=True)
     assert counts["memories"] == 1 and counts["merged"] == 1
 
 

@@ -201,6 +201,7 @@ def search(
     as_json: bool,
 ) -> None:
     """Find memories (or raw turns) matching QUERY, in Chinese or English."""
+    from mnemoweave.recall.corrections import label
     from mnemoweave.recall.snippets import compact as brief
 
     with _engine() as engine:
@@ -231,7 +232,7 @@ def search(
     for hit in hits:
         scope = display_name(hit.project)
         text = brief(hit.text, query) if compact else _one_line(hit.text)
-        echo(f"{hit.id}  {hit.score:6.3f}  [{hit.kind}] {text}  ({scope}, {_age(hit.created)})")
+        echo(f"{hit.id}  {hit.score:6.3f}  [{label(hit)}] {text}  ({scope}, {_age(hit.created)})")
         if explain:
             click.echo("          " + _explain_line(hit.extra["explain"]))
 

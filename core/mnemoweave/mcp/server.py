@@ -40,6 +40,7 @@ from mnemoweave.hosts import client
 from mnemoweave.mcp.review import review_answer
 from mnemoweave.mcp.skill import skill_answer
 from mnemoweave.model import MemoryKind, SessionEvent, Source, Turn, Verdict, age, listed
+from mnemoweave.recall.corrections import label
 from mnemoweave.recall.snippets import compact as compact_text
 from mnemoweave.recall.weave import fenced, quote
 from mnemoweave.scope import resolve_scope
@@ -245,7 +246,8 @@ def _hit_line(hit: Any, query: str = "") -> str:
     scope = hit.project or "global"
     text = compact_text(hit.text, query) if query else clip(hit.text, TEXT_WIDTH)
     return (
-        f"{hit.id} [{hit.kind}] {quote(text)} ({scope}, {_ago(hit.created)}, score {hit.score:.2f})"
+        f"{hit.id} [{label(hit)}] {quote(text)} ({scope}, {_ago(hit.created)}, "
+        f"score {hit.score:.2f})"
     )
 
 

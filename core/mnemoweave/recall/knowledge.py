@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mnemoweave.model import Block, Hit, Line
+from mnemoweave.recall import corrections
 from mnemoweave.recall.exchanges import Exchange, exchange_of
 from mnemoweave.recall.relevance import Gate, Signals
 from mnemoweave.recall.retrieve import same_language
@@ -79,7 +80,7 @@ def _memory_line(weighed: Weighed, now: float) -> Line:
         return Line(
             hit.text, hit.id, now - hit.created, weighed.score, label, tuple(hit.extra["evidence"])
         )
-    return Line(hit.text, hit.id, now - hit.created, weighed.score, hit.kind)
+    return Line(hit.text, hit.id, now - hit.created, weighed.score, corrections.label(hit))
 
 
 def _candidates(
@@ -118,6 +119,10 @@ def knowledge_blocks(
     memories, past, gate = weigh(engine, query, session, project)
     config = engine.config
     kept = {m.hit.id: _memory_line(m, now) for m in memories if m.score >= config.memory_gate}
+    for m in memories:  # an earlier memory never outranks the one that corrects it
+        by = m.hit.extra.get("earlier", {}).get("by")
+        if m.hit.id in kept and by in kept:
+            kept[m.hit.id] = replace(kept[m.hit.id], score=min(m.score, kept[by].score))
     if not any(p.score >= config.weave_gate for p in past):
         past = []  # nothing unreviewed is sure enough to let the others in
     threshold = min(config.weave_line_gate, config.weave_gate)

@@ -204,6 +204,26 @@ def set_weight(db: sqlite3.Connection, mid: int, weight: float, now: float) -> N
     db.execute("UPDATE memories SET weight = ?, updated = ? WHERE id = ?", (weight, now, mid))
 
 
+def corrected(db: sqlite3.Connection, olds: Sequence[int], new: int) -> None:
+    """`new` corrects each of `olds` (they clash and it is the newer one)."""
+    db.executemany(
+        "UPDATE memories SET corrected_by = ? WHERE id = ?", [(new, old) for old in olds]
+    )
+
+
+def correctors(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, int]:
+    """Of the memories `ids`, those a newer active memory corrects: id -> the newer's id."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = db.execute(
+        "SELECT m.id, m.corrected_by FROM memories m JOIN memories n ON n.id = m.corrected_by"
+        f" WHERE m.id IN ({marks}) AND n.status = 'active'",
+        list(ids),
+    )
+    return {row[0]: row[1] for row in rows}
+
+
 def supersede(db: sqlite3.Connection, old: int, new: int, now: float) -> None:
     db.execute(
         "UPDATE memories SET status = 'superseded', superseded_by = ?, updated = ? WHERE id = ?",

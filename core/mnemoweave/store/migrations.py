@@ -450,6 +450,13 @@ def m018_needle_tags(db: sqlite3.Connection) -> None:
             )
 
 
+def m019_corrections(db: sqlite3.Connection) -> None:
+    """`corrected_by`: the newer active memory that a memory clashes with (remember's
+    conflict check), until one supersedes the other: search and the weave rank the newer
+    first and show this one as earlier."""
+    db.execute("ALTER TABLE memories ADD COLUMN corrected_by INTEGER")
+
+
 MIGRATIONS: list[Migration] = [
     m001_create_tables,
     m002_language_column,
@@ -469,6 +476,7 @@ MIGRATIONS: list[Migration] = [
     m016_brief_index,
     m017_graph,
     m018_needle_tags,
+    m019_corrections,
 ]
 
 
