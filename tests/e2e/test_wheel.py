@@ -73,6 +73,10 @@ def test_the_wheel_works_without_the_checkout(opencode, fake_openai, tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         assert not [name for name in SHIPPED if name not in names], sorted(names)
+        licence = f"mnemoweave-{__version__}.dist-info/licenses/LICENSE"
+        legacy = f"mnemoweave-{__version__}.dist-info/LICENSE"  # setuptools before PEP 639
+        text = archive.read(licence if licence in names else legacy).decode()
+        assert "Apache License" in text and "Version 2.0, January 2004" in text
         mode = archive.getinfo(LAUNCHER).external_attr >> 16
         assert mode & stat.S_IXUSR  # the launcher stays executable
 

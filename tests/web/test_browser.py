@@ -257,3 +257,37 @@ def test_a_card_that_clashes_is_held_beside_the_memory_and_replaces_it(
     )
     retired = ui.call("GET", f"/v1/records/{old}")
     assert (retired["status"], retired["superseded_by"]) == ("superseded", accepted["memory_id"])
+
+
+def test_a_memory_is_added_from_the_page_and_a_bad_one_loses_nothing(
+    page: Any, ui: UI, watch: Watch
+) -> None:
+    open_page(page, "memories")
+    page.locator("[data-test=add-memory]").click()
+    form = page.locator("[data-test=add-form]")
+    form.locator("[data-test=add-kind]").select_option("pref")
+    form.locator("[data-test=add-project]").select_option(PROJECT)
+    form.locator("[data-test=add-tags]").fill("style, 注释")
+    text = form.locator("[data-test=add-text]")
+    text.fill("   ")  # nothing to remember: the API's error, and the form stays as it was
+    form.locator("[data-test=add-save]").click()
+    expect()(page.locator("[data-test=error]")).to_have_text(
+        "nothing to remember: the text is empty"
+    )
+    expect()(form.locator("[data-test=add-tags]")).to_have_value("style, 注释")
+    text.fill("以后提交信息都用英文写")
+    text.press("Control+Enter")
+    detail = page.locator("[data-test=memory-detail]")
+    expect()(detail.locator("[data-test=memory-body]")).to_have_text("以后提交信息都用英文写")
+    ref = detail.get_attribute("data-id")
+    assert ref and ref.startswith("m_")
+    stored = ui.call("GET", f"/v1/records/{ref}")
+    assert (stored["kind"], stored["project"], stored["tags"]) == (
+        "pref",
+        PROJECT,
+        ["style", "注释"],
+    )
+    expect()(page.locator("[data-test=notice]")).to_contain_text(f"new {ref}")
+    assert page.locator("[data-test=add-form]").count() == 0
+    refused = "Failed to load resource: the server responded with a status of 400 (Bad Request)"
+    assert watch.problems(page) == [refused]  # the empty text, and nothing else

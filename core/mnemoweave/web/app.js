@@ -29,6 +29,10 @@
  *   [data-test=purge] then the in-page [data-test=confirm] ([data-test=cancel] backs out)
  *   [data-test=edit] -> textarea[data-test=edit-text] + [data-test=save] (Ctrl/Cmd+Enter saves,
  *                     Escape cancels)
+ *   [data-test=add-memory] -> [data-test=add-form]: select[data-test=add-kind],
+ *                     select[data-test=add-project] ("" = global), textarea[data-test=add-text],
+ *                     input[data-test=add-tags] (comma-separated), [data-test=add-save]
+ *                     (Ctrl/Cmd+Enter saves), [data-test=add-cancel] (Escape); a new memory opens
  *   [data-test=feedback-useful] [data-test=feedback-wrong] [data-test=feedback-outdated]
  *   [data-test=show-evidence] -> [data-test=evidence-turn] rows
  *   [data-test=memory-entities] the entities the memory names (GET /v1/entities?ref=<id>):

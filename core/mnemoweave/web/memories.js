@@ -68,8 +68,70 @@ function HitRow({ hit, selected, onOpen }) {
   `;
 }
 
+/** Add a memory by hand: kind, text, tags (comma-separated) and scope, checked by the API as
+ * `remember` checks it; an error keeps what was typed. */
+function AddMemory({ project, onAdded, onClose }) {
+  const { report, notify } = useApp();
+  const [kind, setKind] = useState("fact");
+  const [text, setText] = useState("");
+  const [tags, setTags] = useState("");
+  const [scope, setScope] = useState(project === ALL ? "" : project);
+  const [busy, setBusy] = useState(false);
+  const textRef = useRef(null);
+  useEffect(() => textRef.current && textRef.current.focus(), []);
+
+  const save = async () => {
+    setBusy(true);
+    try {
+      const given = tags.split(/[,，]/).map((tag) => tag.trim()).filter(Boolean);
+      const written = await api("POST", "/v1/memories", { text, kind, tags: given, project: scope });
+      notify(describeWritten(written));
+      onAdded(written);
+    } catch (err) {
+      report(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const keys = (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      save();
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      onClose();
+    }
+  };
+  return html`
+    <div class="add-memory edit-box" data-test="add-form">
+      <div class="toolbar">
+        <label>${t("kind")}
+          <select data-test="add-kind" value=${kind} onChange=${(e) => setKind(e.target.value)}>
+            ${KINDS.map((k) => html`<option key=${k} value=${k}>${kindLabel(k)}</option>`)}
+          </select>
+        </label>
+        <label>${t("project")}
+          <select data-test="add-project" value=${scope} onChange=${(e) => setScope(e.target.value)}>
+            <${ProjectOptions} />
+          </select>
+        </label>
+      </div>
+      <textarea data-test="add-text" ref=${textRef} rows="4" placeholder=${t("addText")} value=${text}
+        onInput=${(e) => setText(e.target.value)} onKeyDown=${keys}></textarea>
+      <input type="text" data-test="add-tags" placeholder=${t("addTags")} value=${tags}
+        onInput=${(e) => setTags(e.target.value)} onKeyDown=${keys} />
+      <div class="actions">
+        <button class="primary" data-test="add-save" disabled=${busy} onClick=${save}>${t("save")}</button>
+        <button data-test="add-cancel" onClick=${onClose}>${t("cancel")}</button>
+        <span class="muted small">${t("saveHint")}</span>
+      </div>
+    </div>
+  `;
+}
+
 export function MemoriesPage({ arg }) {
   const { report } = useApp();
+  const [adding, setAdding] = useState(false);
   const [project, setProject] = useState(ALL);
   const [kind, setKind] = useState("");
   const [status, setStatus] = useState("active");
@@ -150,7 +212,15 @@ export function MemoriesPage({ arg }) {
               ${STATUSES.map((s) => html`<option key=${s} value=${s}>${t(`status_${s}`)}</option>`)}
             </select>
           </label>
+          <span class="spacer"></span>
+          ${!adding && html`<button data-test="add-memory" onClick=${() => setAdding(true)}>${t("addMemory")}</button>`}
         </div>
+        ${adding &&
+        html`<${AddMemory} project=${project} onClose=${() => setAdding(false)} onAdded=${(written) => {
+          setAdding(false);
+          changed();
+          if (written && written.id) open(written.id);
+        }} />`}
         <div class="toolbar search-bar">
           <input
             type="search"
