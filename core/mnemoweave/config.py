@@ -97,8 +97,16 @@ class Config:
     weave_line_gate: float = 0.94
     """Relevance score each exchange needs to be woven, once a prompt gets them (at most
     `weave_gate`)."""
-    half_life_days: float = 30.0
-    """Memory decay: a memory never recalled loses half its recency boost in this time."""
+    max_memories: int = 0
+    """Active memories the store keeps at most (0: no limit). Past it, a write trashes the
+    least valuable (importance, recalls, feedback, decay); preferences and importance-5
+    memories are never evicted (upkeep/capacity.py)."""
+    half_life_project_days: float = 364.0
+    """Memory decay of a project's memories: one never recalled loses half its recency
+    strength in this time (52 weeks; recalls lengthen it, see retrieve.strength)."""
+    half_life_global_days: float = 84.0
+    """Memory decay of global memories (12 weeks). Preferences and importance-5 memories
+    never decay."""
     decay_floor: float = 0.5
     """Share of a memory's score that never decays."""
     dedup_threshold: float = 0.9
@@ -166,7 +174,11 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
 
 
 # Settings that no longer exist: ignored with a warning, so an older config.toml still loads.
-RETIRED = {"team_author": "the team server names each author from their token"}
+RETIRED = {
+    "team_author": "the team server names each author from their token",
+    "half_life_days": "decay has one half-life per scope: half_life_project_days and "
+    "half_life_global_days",
+}
 
 
 def load_config(home: Path | None = None, **overrides: Any) -> Config:

@@ -196,8 +196,14 @@ class Engine:
         then: Callable[[sqlite3.Connection, list[Written]], None] | None = None,
     ) -> list[Written]:
         """Write checked memory drafts in one transaction (duplicates merge); `then` runs in
-        that transaction with the outcomes (what must commit with them)."""
-        return self._writer().memories(drafts, actor, then)
+        that transaction with the outcomes (what must commit with them). Past
+        `max_memories`, the least valuable others go to the trash (upkeep/capacity.py)."""
+        written = self._writer().memories(drafts, actor, then)
+        if self.config.max_memories > 0 and any(w.action == "new" for w in written):
+            from mnemoweave.upkeep.capacity import evict
+
+            evict(self, keep={w.ref for w in written if w.action == "new"})
+        return written
 
     def rewrite_memory(self, ref: str, draft: MemoryDraft, actor: str = "user") -> Written:
         """Replace an active memory's kind, title and text in place (see review.edit)."""

@@ -47,8 +47,8 @@ def store(real_engine):
     }
     engine.config = merging
     ids = {name: written.ref for name, written in refs.items()}
-    engine.db.execute(
-        "UPDATE memories SET updated = updated - 400 * 86400 WHERE id = ?",
+    engine.db.execute(  # 3.6 project half-lives (52 weeks): strength 0.08, stale
+        "UPDATE memories SET updated = updated - 1300 * 86400 WHERE id = ?",
         (int(ids["trivia"][2:]),),
     )
     engine.db.execute(  # the new value came a day after the old

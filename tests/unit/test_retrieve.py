@@ -1,12 +1,13 @@
 """Hybrid retrieval with fake embedders: fusion, language gating, decay, dedup, index drift."""
 
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from mnemoweave import Engine
-from mnemoweave.recall.retrieve import decay_factor
+from mnemoweave.recall.retrieve import decay_factor, strength
 
 # A fake bilingual model: words of both languages map onto shared concept dimensions, so an
 # English query lands near a Chinese memory about the same thing, as a real model does.
@@ -109,16 +110,28 @@ def test_recall_is_counted_and_slows_decay(hybrid):
     memory = hybrid.get(ref)
     assert memory.access_count == 1 and memory.last_access is not None
     row = dict(hybrid.db.execute("SELECT * FROM memories WHERE id = ?", (int(ref[2:]),)).fetchone())
-    month = 30 * 86400
+    config, day = hybrid.config, 86400
     fresh = dict(row, last_access=None, access_count=0)
-    aged = dict(fresh, updated=row["updated"] - month)
+    aged = dict(fresh, updated=row["updated"] - 84 * day)  # a global memory: 12 weeks
     recalled = dict(aged, access_count=7)
-    config = hybrid.config
     assert decay_factor(fresh, config, row["updated"]) == pytest.approx(1.0)
     # one half-life without recall: halfway between the floor and full strength
     assert decay_factor(aged, config, row["updated"]) == pytest.approx(0.75)
-    # recalled often: stability 30 * (1 + log2(8)) = 120 days, so it decays far less
+    # recalled often: stability 84 * (1 + log2(8)) = 336 days, so it decays far less
     assert decay_factor(recalled, config, row["updated"]) > 0.9
+
+
+def test_decay_has_a_clock_per_scope_and_spares_preferences_and_rules(hybrid):
+    now, day = 1.8e9, 86400
+    base = {"kind": "fact", "importance": 3, "access_count": 0, "last_access": None}
+    year_old = base | {"updated": now - 364 * day}
+    project, global_ = year_old | {"project": "/repo"}, year_old | {"project": ""}
+    assert strength(project, hybrid.config, now) == pytest.approx(0.5)  # 52 weeks
+    assert strength(global_, hybrid.config, now) == pytest.approx(0.5 ** (364 / 84))
+    assert strength(global_ | {"kind": "pref"}, hybrid.config, now) == 1.0
+    assert strength(project | {"importance": 5}, hybrid.config, now) == 1.0
+    quick = replace(hybrid.config, half_life_project_days=7.0)
+    assert strength(project | {"updated": now - 7 * day}, quick, now) == pytest.approx(0.5)
 
 
 def test_importance_and_weight_order_equal_matches(hybrid):

@@ -348,6 +348,9 @@ def status(by: str | None, as_json: bool) -> None:
     counts = data["counts"]
     click.echo(f"data dir  {data['data_dir']}")
     click.echo("stored    " + ", ".join(counted(n, *_NOUNS[name]) for name, n in counts.items()))
+    if limit := data["capacity"]["max_memories"]:
+        active = data["capacity"]["active"]
+        click.echo(f"capacity  {active:,} of {limit:,} active memories ({active / limit:.0%})")
     if hosts := data["turns_by_host"]:
         click.echo(
             "turns by  " + ", ".join(f"{host or 'no host'} {n}" for host, n in hosts.items())

@@ -10,8 +10,9 @@ must not drown it) scores
 where D1 is the main embedder and D2 the optional second one (a model strong across
 languages beside one strong within them). Turns then inherit part of the score of the turn
 before them (answers follow their questions). Memories are weighted by decay (strength =
-0.5^(age/stability), stability = half_life * (1 + log2(1 + access_count))), importance and
-feedback weight; turns are raw evidence and do not decay.
+0.5^(age/stability), stability = the half-life of the memory's scope, project or global,
+* (1 + log2(1 + access_count)); preferences and importance-5 memories do not decay),
+importance and feedback weight; turns are raw evidence and do not decay.
 """
 
 from __future__ import annotations
@@ -136,13 +137,23 @@ def same_language(a: str, b: str) -> bool:
     return a == b or "mixed" in (a, b)
 
 
-def decay_factor(row: sqlite3.Row, config: Config, now: float) -> float:
-    """floor + (1 - floor) * strength, where strength halves every `stability` days."""
+def strength(row: sqlite3.Row | dict[str, Any], config: Config, now: float) -> float:
+    """How much of a memory's recency is left, 1 to 0: it halves every `stability` days
+    since the memory was last written or recalled, stability = the half-life of its scope
+    (`half_life_project_days` for a project's memory, `half_life_global_days` for a global
+    one) * (1 + log2(1 + recalls)). A preference or an importance-5 memory keeps all of it."""
+    if row["kind"] == "pref" or row["importance"] >= 5:
+        return 1.0
     last = max(row["updated"], row["last_access"] or 0.0)
     age_days = max(0.0, now - last) / 86400
-    stability = config.half_life_days * (1 + math.log2(1 + row["access_count"]))
-    strength = 0.5 ** (age_days / stability)
-    return float(config.decay_floor + (1 - config.decay_floor) * strength)
+    half_life = config.half_life_project_days if row["project"] else config.half_life_global_days
+    stability = half_life * (1 + math.log2(1 + row["access_count"]))
+    return float(0.5 ** (age_days / stability))
+
+
+def decay_factor(row: sqlite3.Row | dict[str, Any], config: Config, now: float) -> float:
+    """floor + (1 - floor) * strength: the share of a memory's score its age leaves it."""
+    return float(config.decay_floor + (1 - config.decay_floor) * strength(row, config, now))
 
 
 def importance_factor(importance: int) -> float:

@@ -365,6 +365,13 @@ def low_importance(db: sqlite3.Connection) -> list[sqlite3.Row]:
     ).fetchall()
 
 
+def evictable(db: sqlite3.Connection) -> list[sqlite3.Row]:
+    """The active memories capacity may trash: not preferences, not importance 5."""
+    return db.execute(
+        "SELECT * FROM memories WHERE status = 'active' AND kind != 'pref' AND importance < 5"
+    ).fetchall()
+
+
 def count(db: sqlite3.Connection) -> int:
     """How many memories there are, in any status."""
     return number(db, "SELECT count(*) FROM memories")

@@ -53,6 +53,10 @@ def status(engine: Engine) -> dict[str, Any]:
     return {
         "counts": counts,
         "memories_by_status": by_status,
+        "capacity": {
+            "active": by_status.get("active", 0),
+            "max_memories": engine.config.max_memories,  # 0: no limit
+        },
         "turns_by_host": turns_table.by_host(db),
         "memories_by_kind": memories_table.counts_by(db, "kind"),
         "memories_by_tag": memories_table.counts_by(db, "tag"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from mnemoweave.recall.retrieve import decay_factor
+from mnemoweave.recall.retrieve import strength
 from mnemoweave.store import fts
 from mnemoweave.store import memories as memories_table
 from mnemoweave.text import is_near_duplicate
@@ -63,16 +63,17 @@ def _near_duplicates(engine: Engine) -> list[dict[str, Any]]:
 
 
 def stale(engine: Engine, now: float) -> list[dict[str, Any]]:
-    floor = engine.config.decay_floor
+    """Low-importance memories whose strength (the decay curve search weighs them by,
+    retrieve.strength) fell under STALE_STRENGTH."""
     out = []
     for row in memories_table.low_importance(engine.db):
-        strength = (decay_factor(row, engine.config, now) - floor) / (1 - floor) if floor < 1 else 1
-        if strength < STALE_STRENGTH:
+        left = strength(row, engine.config, now)
+        if left < STALE_STRENGTH:
             out.append(
                 {
                     "id": f"m_{row['id']}",
                     "importance": row["importance"],
-                    "strength": round(strength, 3),
+                    "strength": round(left, 3),
                     "text": row["body"][:120],
                 }
             )
