@@ -55,9 +55,23 @@ class Config:
     classifier: str = "builtin"
     """Registered turn classifier used when no plugin's classify_turn answers."""
     distiller: str = "extractive"
-    """Registered distiller that turns stored turns into candidate cards."""
+    """Registered distiller that turns stored turns into candidate cards ("llm": a remote
+    model, see llm_url; off by default)."""
     embedder: str = "use-m3"
     """Main embedding model for semantic search ("none": lexical only)."""
+    embed_url: str = ""
+    """The `openai` embedder's API root, any OpenAI-compatible /v1/embeddings (OpenAI,
+    Ollama, LM Studio, vLLM), e.g. http://localhost:11434/v1 ("": none)."""
+    embed_model: str = ""
+    """The model the `openai` embedder asks for, e.g. nomic-embed-text."""
+    embed_api_key: str = ""
+    """Where its key is: env:NAME or file:PATH, never the key itself ("": no key)."""
+    llm_url: str = ""
+    """The `llm` distiller's API root, any OpenAI-compatible /v1/chat/completions."""
+    llm_model: str = ""
+    """The model the `llm` distiller asks for."""
+    llm_api_key: str = ""
+    """Where its key is: env:NAME or file:PATH, never the key itself ("": no key)."""
     second_embedder: str = ""
     """Optional second model, e.g. one strong across languages ("": none)."""
     weight_lexical: float = 1.0
@@ -173,6 +187,20 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
         raise InvalidInput(f"setting {name}: expected {kind.__name__}, got {value!r}") from None
 
 
+KEY_REFERENCES = ("env:", "file:")  # how a key setting says where the key is (remote.key)
+
+
+def check_key_reference(setting: str, value: str) -> str:
+    """A key setting's value: '' or a reference (env:NAME, file:PATH), never the key; the
+    refusal does not repeat the value."""
+    if value and not value.startswith(KEY_REFERENCES):
+        raise InvalidInput(
+            f"setting {setting}: give a reference to the key, env:NAME or file:PATH, "
+            "not the key itself (it would sit in config.toml in clear)"
+        )
+    return value
+
+
 # Settings that no longer exist: ignored with a warning, so an older config.toml still loads.
 RETIRED = {
     "team_author": "the team server names each author from their token",
@@ -204,6 +232,8 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
             values[name] = env
     values.update({k: v for k, v in overrides.items() if v is not None})
     typed = {n: _coerce(n, v, type(getattr(Config, n))) for n, v in values.items()}
+    for name in ("embed_api_key", "llm_api_key"):
+        check_key_reference(name, typed.get(name, ""))
     for name, allowed in _CHOICES.items():
         if name in typed and typed[name] not in allowed:
             raise InvalidInput(

@@ -124,6 +124,12 @@ class Engine:
         self._vectors: dict[tuple[Any, ...], Any] = {}  # the last query's embeddings, neighbours
         # where writes a hook's answer does not wait for go (deferring()); None: done at once
         self.defer: Callable[[Callable[[], None]], None] | None = None
+        # models whose vector index is being filled (the daemon's mend): model -> progress
+        self.catching_up: dict[str, dict[str, int]] = {}
+        # True while the daemon runs what hooks left for after their answers: no remote
+        # model is asked then (daemon/remote_work.py does it, without the lock)
+        self.settling = False
+        self.postponed: set[str] = set()  # sessions a remote distiller is still to read
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -158,6 +164,26 @@ class Engine:
         """Use these embedders (None entries are skipped) instead of the configured ones."""
         self._close_indexes()
         self._channels = channels_for(self.home, self.pm, embedders)
+
+    def searching(self, query: str) -> list[DenseChannel]:
+        """The dense channels a search for `query` uses now: not a model whose index is
+        still being filled, nor a remote one while a host's hook waits for the answer
+        (deferring) or when it fails to embed the query (logged; lexical for this call)."""
+        from mnemoweave.remote import RemoteError, fell_back
+
+        usable = []
+        for channel in self.channels:
+            remote = getattr(channel.embedder, "remote", False)
+            if channel.name in self.catching_up or (remote and self.defer is not None):
+                continue
+            if remote:
+                try:
+                    self.query_vector(channel, query)
+                except RemoteError as exc:
+                    fell_back(f"embedding the query with {channel.name}", exc)
+                    continue
+            usable.append(channel)
+        return usable
 
     def retrieval_mode(self) -> str:
         return describe([channel.name for channel in self.channels], self.config)
@@ -219,7 +245,10 @@ class Engine:
         return results
 
     def _writer(self) -> Writer:
-        return Writer(self.db, self.config, self.channels, self._vectors, self.pm)
+        channels = self.channels
+        if self.settling:  # a remote model embeds these rows later (daemon/remote_work.py)
+            channels = [c for c in channels if not getattr(c.embedder, "remote", False)]
+        return Writer(self.db, self.config, channels, self._vectors, self.pm)
 
     # --- memories -------------------------------------------------------------------------
 
@@ -449,7 +478,7 @@ class Engine:
         if not query or not query.strip():
             raise InvalidInput("the search query is empty")
         query = query_part(query)
-        channels = [] if mode == "lexical" else self.channels  # lexical loads no model
+        channels = [] if mode == "lexical" else self.searching(query)  # lexical loads no model
         retriever = Retriever(self.db, self.config, channels, self._vectors)
         scope = visible(project)
         hits: list[Hit] = []

@@ -35,6 +35,7 @@ BUILTIN_PLUGINS = (
     "mnemoweave.default_plugins.classifier",
     "mnemoweave.default_plugins.distiller",
     "mnemoweave.default_plugins.weave",
+    "mnemoweave.default_plugins.remote_models",  # off unless the config names them
     "mnemoweave.team.plugin",
 )  # the built-in hosts join when they are first asked for (hosts.adapters.hosts)
 BUILTIN_PREFIX = "mnemoweave."  # a plugin registered under such a name is built in

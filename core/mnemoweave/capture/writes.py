@@ -245,13 +245,23 @@ class Writer:
         self.queried = queried or {}  # (model, query) -> the vector a search computed
         self.pm = pm  # told of new and merged memories (on_memory), after the commit
 
-    def _embed(self, texts: list[str]) -> list[np.ndarray]:
+    def _embed(self, texts: list[str]) -> list[np.ndarray | None]:
         """One array of vectors per channel (none without channels or texts). A text just
         searched for (a prompt, stored after its weave) is not embedded again by a model
-        that embeds queries and passages alike."""
+        that embeds queries and passages alike. A remote model that fails gives None: the
+        rows are stored without its vectors (logged), and the daemon embeds them later."""
+        from mnemoweave.remote import RemoteError, fell_back
+
         if not texts:
             return []
-        return [self._vectors(channel, texts) for channel in self.channels]
+        out: list[np.ndarray | None] = []
+        for channel in self.channels:
+            try:
+                out.append(self._vectors(channel, texts))
+            except RemoteError as exc:
+                fell_back(f"embedding {len(texts)} texts with {channel.name}", exc)
+                out.append(None)
+        return out
 
     def _vectors(self, channel: DenseChannel, texts: list[str]) -> np.ndarray:
         known = self.queried if getattr(channel.embedder, "symmetric", False) else {}
@@ -268,14 +278,15 @@ class Writer:
         table: str,
         refs: list[str],
         projects: list[str],
-        per_channel: Callable[[], list[np.ndarray]],
+        per_channel: Callable[[], list[np.ndarray | None]],
     ) -> None:
         """Add committed rows to each channel's vector index. They are stored whatever
         happens here, and reported so: a failure is logged, and the daemon (or `doctor
         --repair`) embeds them later."""
         try:
             for channel, vectors in zip(self.channels, per_channel(), strict=True):
-                channel.index.add(table, refs, vectors, projects)
+                if vectors is not None:
+                    channel.index.add(table, refs, vectors, projects)
         except Exception:
             log.exception("%d %s stored but not yet in the vector index", len(refs), table)
 
@@ -314,7 +325,7 @@ class Writer:
                 "memories",
                 [ref for ref, _ in fresh],
                 [real[pos].project for pos in positions],
-                lambda: [vectors[positions] for vectors in per_channel],
+                lambda: [None if v is None else v[positions] for v in per_channel],
             )
         for written in results:
             announce(self.pm, self.db, written)

@@ -348,6 +348,11 @@ def status(by: str | None, as_json: bool) -> None:
     counts = data["counts"]
     click.echo(f"data dir  {data['data_dir']}")
     click.echo("stored    " + ", ".join(counted(n, *_NOUNS[name]) for name, n in counts.items()))
+    for model, step in data["catching_up"].items():
+        click.echo(
+            f"embedding {model}: {step['done']:,} of {step['total']:,} rows; search is "
+            "lexical until it is done"
+        )
     if limit := data["capacity"]["max_memories"]:
         active = data["capacity"]["active"]
         click.echo(f"capacity  {active:,} of {limit:,} active memories ({active / limit:.0%})")

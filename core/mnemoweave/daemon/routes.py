@@ -88,12 +88,16 @@ class Context:
     def settle(self) -> None:
         """Run the deferred work, oldest first (the caller holds the lock). Work that fails
         is logged: it never fails the request that happens to run it."""
-        while self.later:
-            work = self.later.popleft()
-            try:
-                work()
-            except Exception:
-                log.exception("work left for after an answer failed")
+        self.engine.settling = True  # no remote model is asked meanwhile
+        try:
+            while self.later:
+                work = self.later.popleft()
+                try:
+                    work()
+                except Exception:
+                    log.exception("work left for after an answer failed")
+        finally:
+            self.engine.settling = False
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from mnemoweave import __version__
 from mnemoweave.config import load_config
-from mnemoweave.daemon import tcp, team, warming, web
+from mnemoweave.daemon import remote_work, tcp, team, warming, web
 from mnemoweave.daemon.idle import IdleWork
 from mnemoweave.daemon.process import LOCK_WAIT, StoreLock, holder_text, remove_pid, write_pid
 from mnemoweave.daemon.routes import ApiError, Context, respond
@@ -240,7 +240,10 @@ def _mend(ctx: Context, stop: _Stop) -> None:
     writes into it). And the vector index may lack the rows committed just before the crash
     (SQLite commits first), however many: they are embedded while the daemon serves, a
     batch at a time under the engine lock, so requests are answered in between. A daemon
-    stopping first leaves the rest to the next one; `doctor` reports the gap meanwhile."""
+    stopping first leaves the rest to the next one; `doctor` reports the gap meanwhile.
+    A model whose index lacks rows (a crash's few, or all of them when the embedder was
+    switched) is left out of search until it has them all (`engine.catching_up`, which
+    status shows), so search is lexical meanwhile rather than blind to what is missing."""
     from mnemoweave.store import damage
     from mnemoweave.upkeep.indexing import repair_steps
 
@@ -249,7 +252,15 @@ def _mend(ctx: Context, stop: _Stop) -> None:
         if found != "ok":
             log.error("the store is damaged (%s): writes are stopped", found)
             return
-        steps = repair_steps(ctx.engine)
+        catching_up = ctx.engine.catching_up
+
+        def progress(model: str, done: int, total: int) -> None:
+            if done < total:
+                catching_up[model] = {"done": done, "total": total}
+            else:
+                catching_up.pop(model, None)
+
+        steps = repair_steps(ctx.engine, progress=progress, remote=False)  # remote_work's
         while not stop.reason:
             with ctx.lock:
                 line = next(steps, None)
@@ -470,6 +481,7 @@ def _serve_warm(
         listeners.start(socket_server)
         mending = threading.Thread(target=_mend, args=(ctx, stop), name="mend")
         mending.start()
+        remote, remote_stop = remote_work.start(ctx)  # remote models, off the lock
         proxy = _start_proxy(home, config)
         team_sync = team.start(ctx, config)  # pulls and pushes off every request's path
         try:
@@ -492,6 +504,8 @@ def _serve_warm(
             _stop_proxy(proxy)
             listeners.close(where)  # before the host side stops: in-flight hooks finish
             mending.join()
+            remote_stop.set()
+            remote.join()
             host_side.stop()
         log.info("stopped after %d requests", state.total)
     finally:

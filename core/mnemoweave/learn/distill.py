@@ -379,6 +379,24 @@ def _citing_exchanges(card: Card, partners: dict[str, str]) -> Card:
     return replace(card, evidence=tuple(sorted(cited, key=lambda ref: int(ref[2:]))))
 
 
+def walks(
+    engine: Engine,
+    *,
+    session: str | None = None,
+    since: float | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+) -> list[list[Turn]]:
+    """The undistilled turns in the window, one list per session, oldest first."""
+    turns = turns_table.undistilled(
+        engine.db, session=session, since=since, offset=offset, limit=limit
+    )
+    by_session: dict[str, list[Turn]] = {}
+    for turn in turns:
+        by_session.setdefault(turn.session, []).append(turn)
+    return list(by_session.values())
+
+
 def run(
     engine: Engine,
     *,
@@ -387,34 +405,43 @@ def run(
     offset: int = 0,
     limit: int | None = None,
 ) -> list[Card]:
-    """Walk the undistilled turns in the window; store and return the new pending cards."""
-    turns = turns_table.undistilled(
-        engine.db, session=session, since=since, offset=offset, limit=limit
-    )
-    by_session: dict[str, list[Turn]] = {}
-    for turn in turns:
-        by_session.setdefault(turn.session, []).append(turn)
+    """Walk the undistilled turns in the window; store and return the new pending cards.
+
+    A remote distiller is not asked while the daemon settles what a host's hook left for
+    after its answer (the next hook would wait on it): those sessions are postponed
+    (`engine.postponed`), and the daemon's remote work distills them without the lock."""
     distill = distiller(engine)
+    found = walks(engine, session=session, since=since, offset=offset, limit=limit)
+    if getattr(distill, "remote", False) and engine.settling:
+        engine.postponed.update(walked[0].session for walked in found)
+        return []
     proposed: list[Card] = []
+    for walked in found:
+        proposed += settle(engine, walked, distill(turns=walked, engine=engine))
+    return proposed
+
+
+def settle(engine: Engine, walked: list[Turn], found: Sequence[Card]) -> list[Card]:
+    """Store the admissible cards a distiller found in one session's walked turns, and mark
+    the turns distilled; the new pending cards."""
     now = time.time()
-    for walked in by_session.values():
-        texts = {turn.id: turn.text for turn in walked if turn.id}
-        found = distill(turns=walked, engine=engine)  # keywords, as the hookspec says
-        partners = _exchanges(walked)
-        cards = [_citing_exchanges(c, partners) for c in found if _admissible(engine, c, texts)]
-        with transaction(engine.db) as db:
-            # evidence proposed before as the card's kind was distilled then: nothing new
-            # (cards of this walk may share a turn: two rules said in one message)
-            cards = [
-                card
-                for card in cards
-                if cards_table.cited(db, card.evidence, card.suggested_kind) != set(card.evidence)
-            ]
-            for card in cards:
-                stored = _store(db, card, now)
-                if stored is not None:
-                    proposed.append(stored)
-            turns_table.mark_distilled(db, list(texts), now)
+    proposed: list[Card] = []
+    texts = {turn.id: turn.text for turn in walked if turn.id}
+    partners = _exchanges(walked)
+    cards = [_citing_exchanges(c, partners) for c in found if _admissible(engine, c, texts)]
+    with transaction(engine.db) as db:
+        # evidence proposed before as the card's kind was distilled then: nothing new
+        # (cards of this walk may share a turn: two rules said in one message)
+        cards = [
+            card
+            for card in cards
+            if cards_table.cited(db, card.evidence, card.suggested_kind) != set(card.evidence)
+        ]
+        for card in cards:
+            stored = _store(db, card, now)
+            if stored is not None:
+                proposed.append(stored)
+        turns_table.mark_distilled(db, list(texts), now)
     for card in proposed:
         engine.pm.hook.on_card(card=card)
     return proposed

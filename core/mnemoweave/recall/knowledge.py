@@ -198,8 +198,15 @@ def _explain(engine: Engine, query: str, texts: list[str]) -> list[dict[str, Any
         {"dense": {}, "same_language": float(same_language(asked, language(text)))}
         for text in texts
     ]
-    for channel in engine.channels:
+    from mnemoweave.remote import RemoteError, fell_back
+
+    for channel in engine.searching(query):
         asking = engine.query_vector(channel, query)  # search's own, not made again
-        for explain, vector in zip(explained, channel.embedder.embed(texts), strict=True):
+        try:
+            vectors = channel.embedder.embed(texts)
+        except RemoteError as exc:
+            fell_back(f"embedding cards with {channel.name}", exc)
+            continue
+        for explain, vector in zip(explained, vectors, strict=True):
             explain["dense"][channel.name] = {"cosine": float(asking @ vector)}
     return explained

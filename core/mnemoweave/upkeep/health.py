@@ -62,6 +62,7 @@ def status(engine: Engine) -> dict[str, Any]:
         "memories_by_tag": memories_table.counts_by(db, "tag"),
         "pending_cards": cards_table.pending_count(db, None),
         "retrieval": built_mode(engine.home, engine.config, engine.pm),
+        "catching_up": dict(engine.catching_up),  # model -> {done, total} rows re-embedded
         "plugin_failures": dict(engine.pm.failures),
         "plugin_clashes": list(engine.pm.clashes),
         "spool": _spool(engine.home),

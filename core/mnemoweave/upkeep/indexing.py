@@ -19,7 +19,8 @@ BATCH = 64
 TABLES = {"memories": memories_table, "turns": turns_table}  # the store modules indexed
 
 
-def _text(table: str, row) -> str:
+def text_of(table: str, row: sqlite3.Row) -> str:
+    """The text a row is embedded from."""
     if table == "memories":
         return memories_table.index_text(row["title"], row["body"], json.loads(row["tags"]))
     text: str = row["text"]
@@ -38,7 +39,7 @@ def _batches(engine: Engine, table: str) -> Iterator[list[sqlite3.Row]]:
 
 
 def _embed_rows(engine: Engine, channel: DenseChannel, table: str, rows: list[sqlite3.Row]) -> None:
-    vectors = channel.embedder.embed([_text(table, row) for row in rows])
+    vectors = channel.embedder.embed([text_of(table, row) for row in rows])
     refs = [f"{table[0]}_{row['id']}" for row in rows]
     channel.index.add(table, refs, vectors, [row["project"] for row in rows])
 
@@ -69,12 +70,27 @@ def drift(engine: Engine) -> dict[tuple[str, str], tuple[int, int]]:
     }
 
 
-def repair_steps(engine: Engine, size: int = BATCH) -> Iterator[str]:
+def repair_steps(
+    engine: Engine,
+    size: int = BATCH,
+    progress: Callable[[str, int, int], None] | None = None,
+    remote: bool = True,
+) -> Iterator[str]:
     """Embed the rows each vector index lacks and drop the entries whose rows are gone, one
     batch of `size` rows per step, so a caller that shares the engine (the daemon) holds
     its lock a step at a time. A step yields "", or with an index's last batch, what was
-    done to it."""
-    for channel, table, missing, extra in list(gaps(engine)):
+    done to it. `progress(model, done, total)` hears of each model's rows embedded so far,
+    out of all it lacked, first with none done (a model that lacks nothing: not at all).
+    Without `remote`, a remote model's index is left to the daemon's remote work."""
+    found = [g for g in gaps(engine) if remote or not getattr(g[0].embedder, "remote", False)]
+    lacking: dict[str, int] = {}
+    for channel, _, missing, _ in found:
+        lacking[channel.name] = lacking.get(channel.name, 0) + len(missing)
+    done = dict.fromkeys(lacking, 0)
+    for name, total in lacking.items():
+        if total and progress:
+            progress(name, 0, total)
+    for channel, table, missing, extra in found:
         channel.index.delete(table, sorted(extra))
         refs, embedded = sorted(missing, key=lambda ref: int(ref[2:])), 0
         batches = [refs[start : start + size] for start in range(0, len(refs), size)] or [[]]
@@ -83,9 +99,12 @@ def repair_steps(engine: Engine, size: int = BATCH) -> Iterator[str]:
             if rows:  # none when they were purged meanwhile
                 _embed_rows(engine, channel, table, rows)
                 embedded += len(rows)
-            done = number == len(batches) and (missing or extra)
+            done[channel.name] += len(batch)
+            if batch and progress:
+                progress(channel.name, done[channel.name], lacking[channel.name])
+            last = number == len(batches) and (missing or extra)
             where = f"vector index ({channel.name}, {table})"
-            yield f"{where}: embedded {embedded}, dropped {len(extra)}" if done else ""
+            yield f"{where}: embedded {embedded}, dropped {len(extra)}" if last else ""
 
 
 def repair(engine: Engine) -> list[str]:
