@@ -239,6 +239,13 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
             raise InvalidInput(
                 f"setting {name}: use one of {', '.join(allowed)}, got {typed[name]!r}"
             )
+    if typed.get("max_memories", 0) < 0:
+        raise InvalidInput(
+            f"setting max_memories: use 0 (no limit) or more, got {typed['max_memories']}"
+        )
+    for name in ("half_life_project_days", "half_life_global_days"):
+        if name in typed and not typed[name] > 0:
+            raise InvalidInput(f"setting {name}: use a number of days above 0, got {typed[name]}")
     if not 0 <= typed.get("daemon_port", 0) <= 65535:
         raise InvalidInput(
             f"setting daemon_port: use 0 (off) or a port 1-65535, got {typed['daemon_port']}"

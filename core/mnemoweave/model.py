@@ -27,8 +27,9 @@ VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 # External ids carry their table: m_12 is memory 12, t_5 is turn 5, c_3 is card 3.
 PREFIXES = {"m": "memory", "t": "turn", "c": "card"}
 _ID = re.compile(r"^([mtc])_(\d+)$")
-# A needle tag: a bracketed word of up to 12 characters opening a memory ("[坑] ...").
-NEEDLE = re.compile(r"\[([^\[\]\s]{1,12})\](?!\()")
+# A needle tag: a bracketed word of up to 12 characters opening a memory ("[坑] ...",
+# "【坑】..."); not a Markdown link ("[text](url)").
+NEEDLE = re.compile(r"\[([^\[\]\s]{1,12})\](?!\()|【([^【】\s]{1,12})】")
 
 
 def needle_tags(text: str) -> tuple[str, ...]:
@@ -42,7 +43,7 @@ def needle_tags(text: str) -> tuple[str, ...]:
 
 def same_tag(tag: str, wanted: str) -> bool:
     """Whether `tag` is the one asked for: a needle tag is found with or without brackets."""
-    return tag.strip("[]") == wanted.strip().strip("[]") if wanted.strip() else False
+    return tag.strip("[]【】") == wanted.strip().strip("[]【】") if wanted.strip() else False
 
 
 def parse_id(ref: str) -> tuple[str, int]:

@@ -271,6 +271,12 @@ def test_a_card_is_rescoped_when_accepted(home, tmp_path):
 
 
 BAD_CALLS = [
+    (
+        "memory_ingest",
+        {"turns": [{"role": "user", "text": "ok"}, {"role": "assistant", "text": "  "}]},
+        "memory_ingest: turns 1: the text is empty; nothing was stored",
+    ),
+    ("memory_ingest", {"turns": []}, "memory_ingest: bad arguments: turns:"),
     ("memory_get", {"id": "m_404"}, "memory_get: no memory with id m_404"),
     ("memory_get", {"id": "banana"}, "memory_get: not a valid id: 'banana' (expected m_N"),
     ("memory_get", {}, "memory_get: bad arguments: id: Field required"),

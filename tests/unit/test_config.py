@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from mnemoweave.config import load_config
@@ -33,3 +35,20 @@ def test_a_switch_reads_true_or_false_from_the_file_or_the_environment(
     monkeypatch.setenv("MNEMOWEAVE_CONSOLIDATE_IDLE", "maybe")
     with pytest.raises(InvalidInput, match="consolidate_idle: expected true or false"):
         load_config()
+
+
+@pytest.mark.parametrize(
+    ("setting", "words"),
+    [
+        ("max_memories = -1", "setting max_memories: use 0 (no limit) or more, got -1"),
+        ("half_life_global_days = 0", "setting half_life_global_days: use a number of days"),
+        ("half_life_days = 30", None),  # no longer a setting: ignored with a warning
+    ],
+)
+def test_capacity_and_decay_settings_are_checked(tmp_path, setting, words):
+    (tmp_path / "config.toml").write_text(setting + "\n")
+    if words is None:
+        assert load_config(tmp_path).half_life_global_days == 84.0
+        return
+    with pytest.raises(InvalidInput, match=re.escape(words)):
+        load_config(tmp_path)

@@ -92,3 +92,11 @@ def test_the_cli_says_so_and_lists_the_correction_first(engine):
     first, second = cli("search", "upload timeout").splitlines()
     assert first.startswith("m_2 ") and "150 seconds" in first
     assert second.startswith("m_1 ") and "[fact · earlier · " in second
+
+
+def test_the_brief_holds_what_is_in_force_only(engine):
+    old = engine.remember("Uploads use a 90 second timeout", kind="conclusion", project="/repo")
+    new = engine.remember("Uploads use a 150 second timeout", kind="conclusion", project="/repo")
+    assert new.reason
+    brief = engine.weave("", session="s1", project="/repo").text
+    assert f"({new.id}," in brief and f"({old.id}," not in brief

@@ -94,3 +94,13 @@ def test_memories_stored_before_get_their_needle_tags(tmp_path, monkeypatch):
     db = connect(path)
     tags = [json.loads(r[0]) for r in db.execute("SELECT tags FROM memories ORDER BY id")]
     assert tags == [["tg", "[坑]"], []]
+
+
+def test_full_width_brackets_and_an_edit_that_adds_a_needle(engine):
+    made = engine.remember("【坑】 不要在循环里 await 上传")
+    assert engine.get(made.id).tags == ("【坑】",)
+    assert [m.id for m in chosen(engine, tag="坑")] == [made.id]
+    plain = engine.remember("Deploys go out on Tuesdays")
+    engine.edit(plain.id, text="[决策] Deploys go out on Tuesdays")
+    assert engine.get(plain.id).tags == ("[决策]",)
+    assert engine.status()["memories_by_tag"]["[决策]"] == 1

@@ -135,3 +135,25 @@ def test_the_cli_imports_the_rest_and_names_the_bad_note(tmp_path, monkeypatch):
     assert done.returncode == 0, done.stderr
     assert "broken.md: the frontmatter is not YAML" in done.stderr
     assert done.stdout.startswith("0 turns, 6 memories")
+
+
+def test_other_tools_notes_read_leniently(engine, tmp_path):
+    notes = tmp_path / "vault"
+    notes.mkdir()
+    (notes / "bom.md").write_text("\ufeff---\ntitle: With a BOM\nimportance: '4'\n---\nText A.\n")
+    (notes / "decision.md").write_text("---\nkind: Decision\n---\nWe chose Postgres 16.\n")
+    (notes / "odd.md").write_text("---\nkind: musing\n---\nMaybe try Zig one day.\n")
+    (notes / "code.md").write_text(
+        "# Snippets\n\n## Shell\n```sh\n## not a heading\necho hi\n```\n\n## Python\nprint(1)\n"
+    )
+    counts = engine.import_path(notes, split=True)
+    assert counts["problems"] == [
+        f"{notes}/odd.md: kind 'musing' is none of pref, pers, skill, mission, conclusion, "
+        "fact; imported as fact"
+    ]
+    memories = {m.body: m for m in engine.list_memories(50)}
+    assert (memories["Text A."].title, memories["Text A."].importance) == ("With a BOM", 4)
+    assert memories["We chose Postgres 16."].kind == "conclusion"
+    assert memories["Maybe try Zig one day."].kind == "fact"
+    shell = memories["```sh\n## not a heading\necho hi\n```"]
+    assert shell.title == "Shell" and memories["print(1)"].title == "Python"

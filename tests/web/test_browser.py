@@ -291,3 +291,17 @@ def test_a_memory_is_added_from_the_page_and_a_bad_one_loses_nothing(
     assert page.locator("[data-test=add-form]").count() == 0
     refused = "Failed to load resource: the server responded with a status of 400 (Bad Request)"
     assert watch.problems(page) == [refused]  # the empty text, and nothing else
+
+
+def test_a_corrected_memory_is_listed_after_its_correction_as_earlier(
+    page: Any, ui: UI, watch: Watch
+) -> None:
+    old = ui.call("POST", "/v1/memories", {"text": "The CDN cache TTL is 60 seconds"})["id"]
+    new = ui.call("POST", "/v1/memories", {"text": "The CDN cache TTL is 300 seconds"})
+    assert new["reason"].startswith(f"conflicts with {old}")
+    open_page(page, "memories")
+    rows = search(page, "CDN cache TTL", new["id"])
+    expect()(rows.nth(1)).to_have_attribute("data-id", old)
+    expect()(rows.nth(1).locator("[data-test=earlier]")).to_contain_text("earlier · 20")
+    assert rows.first.locator("[data-test=earlier]").count() == 0
+    assert watch.problems(page) == []

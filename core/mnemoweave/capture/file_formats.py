@@ -13,6 +13,7 @@ note's fields for it: the per-project files `export` writes are read that way al
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,7 +25,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mnemoweave.errors import InvalidInput
-from mnemoweave.model import Memory, Turn, check_kind, check_role, check_time, sane_time
+from mnemoweave.model import (
+    MEMORY_KINDS,
+    Memory,
+    Turn,
+    check_kind,
+    check_role,
+    check_time,
+    sane_time,
+)
 from mnemoweave.text import fingerprint
 
 T = TypeVar("T")
@@ -198,8 +207,27 @@ def _note_fields(meta: dict[str, Any], where: str, warn: Callable[[str], None]) 
         else:  # created, updated
             out[name] = parse_time(_iso(value), f"{where}: {name}")
     if "kind" in out:
-        _located(check_kind, out["kind"], where)
+        out["kind"] = _note_kind(out["kind"], where, warn)
     return out
+
+
+# what other note tools call the kinds (a kind no one knows is a fact, with a warning)
+KIND_NAMES = {
+    "preference": "pref", "rule": "pref", "convention": "pref", "person": "pers",
+    "persona": "pers", "profile": "pers", "goal": "mission", "task": "mission",
+    "decision": "conclusion", "pitfall": "conclusion", "lesson": "conclusion",
+    "finding": "conclusion", "note": "fact", "procedure": "skill", "howto": "skill",
+}  # fmt: skip
+
+
+def _note_kind(kind: str, where: str, warn: Callable[[str], None]) -> str:
+    named = kind.strip().lower()
+    if named in MEMORY_KINDS:
+        return named
+    if named in KIND_NAMES:
+        return KIND_NAMES[named]
+    warn(f"{where}: kind {kind!r} is none of {', '.join(MEMORY_KINDS)}; imported as fact")
+    return "fact"
 
 
 def _tags(value: Any, where: str) -> tuple[str, ...]:
@@ -211,6 +239,9 @@ def _tags(value: Any, where: str) -> tuple[str, ...]:
 
 def _importance(value: Any, where: str) -> int:
     """1-5 as given; a weight between 0 and 1 (0.8) is scaled onto 1-5."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = float(value) if "." in value else int(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInput(f"{where}: importance (or weight) must be 1-5, got {value!r}")
     if isinstance(value, float) and 0 <= value <= 1:
@@ -239,7 +270,7 @@ def parse_markdown(
 ) -> list[MemoryRecord]:
     """A note (see the module docstring) -> memory records: one for the note, or with
     `split` one per `## ` section (an export of mnemoweave's is always split)."""
-    meta, lines = _frontmatter(text.splitlines(), source)
+    meta, lines = _frontmatter(text.removeprefix("\ufeff").splitlines(), source)
     defaults: dict[str, Any] = {"kind": "fact", "project": "", "tags": ()}
     defaults |= _note_fields(meta, source, warn)
     title = defaults.pop("title", "")
@@ -248,8 +279,11 @@ def parse_markdown(
         return [MemoryRecord(body, title or heading, **defaults)] if body else _empty(source)
     preamble: list[str] = []
     sections: list[tuple[str, list[str]]] = []
+    fenced = False  # a "## " line inside a fenced code block is code, not a heading
     for line in lines:
-        if line.startswith("## "):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if line.startswith("## ") and not fenced:
             sections.append((line[3:].strip(), []))
         elif sections:
             sections[-1][1].append(line)

@@ -287,6 +287,9 @@ def ingest_answer(engine: Engine, project: str, session: str, turns: Sequence[Sa
 
     if len(turns) > INGEST_TURNS:
         raise InvalidInput(f"{len(turns)} turns in one call; send at most {INGEST_TURNS}")
+    empty = [str(n) for n, said in enumerate(turns) if not said.text.strip()]
+    if empty:  # refused before any is stored
+        raise InvalidInput(f"turns {', '.join(empty)}: the text is empty; nothing was stored")
     ids, new = set(), 0
     for said in turns:
         key = said_digest(HOST, session, said.role, text=said.text)

@@ -5,10 +5,11 @@ from the first prompt on, whether or not a prompt happens to share words with th
 brief holds the project's accepted memories of those kinds (preferences and conclusions)
 plus the global preferences and every pinned memory (importance 5), ranked by importance,
 feedback weight and use, newest first among equals; superseded and trashed memories never
-appear. Then the pending cards of those kinds, marked as proposals not yet reviewed (with
-their card ids, so the agent can weigh them and review them), most confident first, at
-most `brief_proposals`. Lines are kept in that order while they fit `brief_budget` tokens
-(see weave.py, which gives the brief once per session until a compaction).
+appear, nor one a newer active memory corrects (recall/corrections.py). Then the pending
+cards of those kinds, marked as proposals not yet reviewed (with their card ids, so the
+agent can weigh them and review them), most confident first, at most `brief_proposals`.
+Lines are kept in that order while they fit `brief_budget` tokens (see weave.py, which
+gives the brief once per session until a compaction).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def brief_blocks(engine: Engine, project: str | None, budget: int) -> list[Block
                 break
             rows.append(row)
             filled += estimate_tokens(row["body"])
+    corrected = memories_table.correctors(engine.db, [row["id"] for row in rows])
+    rows = [row for row in rows if row["id"] not in corrected]  # what is in force only
     memories = tuple(
         Line(row["body"], f"m_{row['id']}", now - row["updated"], _rank(i, len(rows)), row["kind"])
         for i, row in enumerate(rows)

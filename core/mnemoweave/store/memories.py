@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from mnemoweave.errors import InvalidInput, NotFound
-from mnemoweave.model import Memory, parse_id
+from mnemoweave.model import Memory, needle_tags, parse_id
 from mnemoweave.store import fts, graph
 from mnemoweave.store.db import first, inserted_id, number
 from mnemoweave.text import language
@@ -129,16 +129,18 @@ def insert(
 def rewrite(
     db: sqlite3.Connection, mid: int, *, kind: str, title: str, body: str, norm: str, now: float
 ) -> None:
-    """A person's edit of memory `mid`: new text, title and kind, in place (same id)."""
+    """A person's edit of memory `mid`: new text, title and kind, in place (same id); a
+    needle tag the new text opens with joins its tags."""
+    (stored,) = db.execute("SELECT tags FROM memories WHERE id = ?", (mid,)).fetchone()
+    tags = list(dict.fromkeys([*json.loads(stored), *needle_tags(body)]))
     db.execute(
         "UPDATE memories SET kind = ?, title = ?, body = ?, norm = ?, lang = ?, origin = 'user',"
-        " updated = ? WHERE id = ?",
-        (kind, title, body, norm, language(body), now, mid),
+        " updated = ?, tags = ? WHERE id = ?",
+        (kind, title, body, norm, language(body), now, json.dumps(tags, ensure_ascii=False), mid),
     )
-    (tags,) = db.execute("SELECT tags FROM memories WHERE id = ?", (mid,)).fetchone()
     fts.unindex(db, "memories", mid)
     graph.forget(db, "memories", mid, prune_now=True)
-    fts.index(db, "memories", mid, index_text(title, body, json.loads(tags)))
+    fts.index(db, "memories", mid, index_text(title, body, tags))
 
 
 def merge(

@@ -24,6 +24,7 @@
  *   input[data-test=search]        Enter runs the search; [data-test=clear-search] ends it
  *   [data-test=memory-row][data-id=<id>]   list rows and search-result rows
  *   [data-test=explain]            explain breakdown inside each search-result row
+ *   [data-test=earlier]            on a search-result row a newer memory corrects ("earlier · date")
  *   [data-test=memory-detail][data-id=<id>]  detail panel; [data-test=memory-body] its text
  *   [data-test=forget]             (active memories)   [data-test=restore] (non-active memories)
  *   [data-test=purge] then the in-page [data-test=confirm] ([data-test=cancel] backs out)

@@ -57,6 +57,7 @@ function HitRow({ hit, selected, onOpen }) {
     <${OpenRow} id=${hit.id} variant="hit" selected=${selected} onOpen=${team ? () => {} : onOpen}>
       <div class="row-head">
         <${KindBadge} kind=${hit.kind} />
+        ${hit.extra?.earlier && html`<span class="badge status" data-test="earlier" title=${t("earlierThan", hit.extra.earlier.by)}>${t("earlier", hit.extra.earlier.date)}</span>`}
         <${ProjectName} project=${hit.project} />
         <span class="spacer"></span>
         <span class="muted small"><${Time} ts=${hit.created} /></span>
