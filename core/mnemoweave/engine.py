@@ -224,11 +224,19 @@ class Engine:
         """Write checked memory drafts in one transaction (duplicates merge); `then` runs in
         that transaction with the outcomes (what must commit with them). Past
         `max_memories`, the least valuable others go to the trash (upkeep/capacity.py)."""
-        written = self._writer().memories(drafts, actor, then)
-        if self.config.max_memories > 0 and any(w.action == "new" for w in written):
-            from mnemoweave.upkeep.capacity import evict
+        from mnemoweave.upkeep import capacity
 
-            evict(self, keep={w.ref for w in written if w.action == "new"})
+        evicted: list[str] = []
+
+        def within(db: sqlite3.Connection, results: list[Written]) -> None:
+            if then is not None:
+                then(db, results)
+            kept = {w.ref for w in results if w.action == "new"}
+            if kept and self.config.max_memories > 0:
+                evicted.extend(capacity.evict(db, self.config, kept))
+
+        written = self._writer().memories(drafts, actor, within)
+        capacity.announce_evicted(self, evicted)
         return written
 
     def rewrite_memory(self, ref: str, draft: MemoryDraft, actor: str = "user") -> Written:
@@ -275,16 +283,20 @@ class Engine:
             title=title,
             evidence=evidence,
         )
-        written = self.write_memories([draft], actor)[0]
-        if draft is None or written.action != "new":
-            return written
         from mnemoweave.learn.review import held_reason, rivals  # a new memory that clashes says so
 
-        found = rivals(self, draft.body, draft.project, exclude=written.ref)
-        if not found:
+        found = rivals(self, draft.body, draft.project) if draft is not None else []
+        firm = [int(ref[2:]) for ref, verdict in found if verdict.firm]
+
+        def corrects(db: sqlite3.Connection, results: list[Written]) -> None:
+            """In the write's transaction: it ranks above what it firmly corrects, until
+            one supersedes the other (recall/corrections.py)."""
+            if firm and results[0].action == "new":
+                memories_table.corrected(db, firm, int(results[0].ref[2:]))
+
+        written = self.write_memories([draft], actor, corrects)[0]
+        if draft is None or written.action != "new" or not found:
             return written
-        with transaction(self.db) as db:  # it ranks above them until one supersedes the other
-            memories_table.corrected(db, [int(ref[2:]) for ref, _ in found], int(written.ref[2:]))
         return Written("new", written.id, held_reason(written.ref, found))
 
     def remember_many(self, rows: Iterable[dict[str, Any]], actor: str = "user") -> list[Written]:

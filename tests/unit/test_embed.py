@@ -94,7 +94,7 @@ def test_load_embedder_is_none_until_built() -> None:
 
 
 def test_unknown_name_lists_the_registered_ones() -> None:
-    with pytest.raises(InvalidInput, match=r"unknown embedder 'nope'.*e5-small, use-m3"):
+    with pytest.raises(InvalidInput, match=r"unknown embedder 'nope'.*e5-small, openai, use-m3"):
         load_embedder("nope")
     with pytest.raises(InvalidInput, match="unknown embedder"):
         build_models(["nope"])

@@ -43,7 +43,7 @@ def test_markdown_without_headings_is_one_memory():
 @pytest.mark.parametrize(
     "text",
     [
-        "---\nkind: bogus\n---\n## a\nb\n",
+        "---\nweight: 7\n---\n## a\nb\n",
         "---\nkind: pref\n## a\nb\n",
         "## empty section\n\n## b\ntext\n",
         "---\nimportance: high\n---\nbody\n",

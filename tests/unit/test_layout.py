@@ -11,6 +11,7 @@ LAYERS = {
     "faces": {"cli", "mcp", "daemon", "proxy", "entry", "__main__"},
     "hosts and plugins": {"hosts", "hook", "default_plugins", "team"},
     "core": {"engine", "capture", "learn", "recall", "upkeep", "embed", "plugins", "hookspecs"}
+    | {"remote"}
     | {"graph"}
     | {"delegation", "scope"},
     "base": {"store", "model", "errors", "config", "text", "secrets", "projects"},

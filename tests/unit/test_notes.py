@@ -101,10 +101,13 @@ def test_a_lone_bad_note_is_refused(engine, tmp_path):
 FIELDS = ("kind", "title", "body", "tags", "importance", "project")
 
 
-def _kept(memory: object) -> tuple[object, ...]:
-    """What a note keeps of a memory (its times to the microsecond, as ISO 8601 says them)."""
-    times = tuple(round(getattr(memory, f), 5) for f in ("created", "updated"))
-    return tuple(getattr(memory, f) for f in FIELDS) + times
+def _kept(memories: list[object]) -> dict[tuple[object, ...], tuple[float, float]]:
+    """What notes keep of memories: their fields, and their times (to the microsecond, as
+    ISO 8601 says them)."""
+    return {
+        tuple(getattr(m, f) for f in FIELDS): (m.created, m.updated)  # type: ignore[attr-defined]
+        for m in memories
+    }
 
 
 def test_an_export_per_memory_round_trips(engine, tmp_path):
@@ -116,12 +119,14 @@ def test_an_export_per_memory_round_trips(engine, tmp_path):
     front = yaml.safe_load(notes[0].read_text().split("---")[1])
     assert list(front) == ["id", "kind", "title", "tags", "importance", "created", "updated",
                            "project"]  # fmt: skip
-    originals = {_kept(m) for m in engine.list_memories(50)}
+    originals = _kept(engine.list_memories(50))
     with Engine(home=tmp_path / "fresh") as fresh:
         counts = fresh.import_path(tmp_path / "out")
         assert counts["memories"] == 7 and counts["problems"] == []
-        copies = {_kept(m) for m in fresh.list_memories(50)}
-        assert copies == originals
+        copies = _kept(fresh.list_memories(50))
+        assert copies.keys() == originals.keys()
+        for fields, times in copies.items():
+            assert times == pytest.approx(originals[fields], abs=2e-6), fields
         again = fresh.import_path(tmp_path / "out")
         assert again["memories"] == 0 and len(fresh.list_memories(50)) == 7
 

@@ -88,6 +88,8 @@ class Context:
     def settle(self) -> None:
         """Run the deferred work, oldest first (the caller holds the lock). Work that fails
         is logged: it never fails the request that happens to run it."""
+        if not self.later:
+            return
         self.engine.settling = True  # no remote model is asked meanwhile
         try:
             while self.later:

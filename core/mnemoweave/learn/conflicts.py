@@ -79,6 +79,9 @@ class Verdict:
 
     kind: str | None
     reason: str
+    # an update cue, different numbers or opposite polarity: sure enough that the newer
+    # memory is ranked as the correction (a swapped word or two languages are not)
+    firm: bool = False
 
     def __bool__(self) -> bool:
         return self.kind is not None
@@ -128,6 +131,7 @@ def detect(old: str, new: str, cosine: float | None = None) -> Verdict:
         )
     if _negated(old) != _negated(new):
         differences.append("one forbids or negates what the other allows")
+    firm = bool(differences)
     only_old, only_new = words_old - shared, words_new - shared
     if crossed:
         if cosine is not None and cosine >= CROSS_COSINE:
@@ -142,7 +146,7 @@ def detect(old: str, new: str, cosine: float | None = None) -> Verdict:
     cue = _UPDATE.search(new)
     if cue and (differences or only_old or only_new or crossed):
         why = "; ".join(differences) or "a changed value"
-        return Verdict("update", f"same subject ({subject}); '{cue[0]}' replaces: {why}")
+        return Verdict("update", f"same subject ({subject}); '{cue[0]}' replaces: {why}", True)
     if differences:
-        return Verdict("conflict", f"same subject ({subject}); {'; '.join(differences)}")
+        return Verdict("conflict", f"same subject ({subject}); {'; '.join(differences)}", firm)
     return Verdict(None, f"same subject ({subject}); compatible")

@@ -22,7 +22,6 @@ from mnemoweave.config import Config
 from mnemoweave.recall.retrieve import decay_factor
 from mnemoweave.store import audit
 from mnemoweave.store import memories as memories_table
-from mnemoweave.store.db import transaction
 
 if TYPE_CHECKING:
     from mnemoweave.engine import Engine
@@ -36,25 +35,25 @@ def value(row: sqlite3.Row | dict[str, Any], config: Config, now: float) -> floa
     return float(row["importance"] * row["weight"] * decay_factor(row, config, now) * recalls)
 
 
-def evict(engine: Engine, keep: Collection[str] = ()) -> list[str]:
-    """Trash the least valuable memories the store holds over `max_memories` (never those
-    in `keep`); their ids."""
-    limit = engine.config.max_memories
-    if limit <= 0:
-        return []
-    over = memories_table.by_status(engine.db).get("active", 0) - limit
-    if over <= 0:
+def evict(db: sqlite3.Connection, config: Config, keep: Collection[str]) -> list[str]:
+    """In a write's transaction: trash the least valuable memories the store holds over
+    `max_memories` (never those in `keep`, what the write stored); their ids."""
+    limit = config.max_memories
+    over = memories_table.by_status(db).get("active", 0) - limit
+    if limit <= 0 or over <= 0:
         return []
     now = time.time()
-    rows = [r for r in memories_table.evictable(engine.db) if f"m_{r['id']}" not in keep]
-    worth = {r["id"]: value(r, engine.config, now) for r in rows}
+    rows = [r for r in memories_table.evictable(db) if f"m_{r['id']}" not in keep]
+    worth = {r["id"]: value(r, config, now) for r in rows}
     chosen = sorted(rows, key=lambda r: (worth[r["id"]], r["updated"], r["id"]))[:over]
-    with transaction(engine.db) as db:
-        for row in chosen:
-            memories_table.set_status(db, row["id"], "trashed", now)
-            after = {"status": "trashed", "value": round(worth[row["id"]], 4), "limit": limit}
-            audit.record(db, "evict", f"m_{row['id']}", {"status": "active"}, after, ACTOR)
-    refs = [f"m_{row['id']}" for row in chosen]
+    for row in chosen:
+        memories_table.set_status(db, row["id"], "trashed", now)
+        after = {"status": "trashed", "value": round(worth[row["id"]], 4), "limit": limit}
+        audit.record(db, "evict", f"m_{row['id']}", {"status": "active"}, after, ACTOR)
+    return [f"m_{row['id']}" for row in chosen]
+
+
+def announce_evicted(engine: Engine, refs: list[str]) -> None:
+    """After the commit: what was trashed, told as a forget is (on_memory)."""
     for ref in refs:
         announce(engine.pm, engine.db, Written("trashed", ref, reason="over max_memories"))
-    return refs
