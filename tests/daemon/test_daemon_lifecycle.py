@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -166,6 +167,11 @@ def test_daemon_command_needs_no_path(monkeypatch, tmp_path):
     monkeypatch.delenv("MNEMOWEAVE_BIN")
     beside = os.path.join(os.path.dirname(sys.executable), "mnemoweave")
     assert client.daemon_command() == [beside]  # the venv's console script
+    run_as_module = type(sys)("__main__")
+    run_as_module.__spec__ = importlib.util.find_spec("mnemoweave.__main__")
+    with monkeypatch.context() as patch:  # `python -m mnemoweave`: the daemon is run so too
+        patch.setitem(sys.modules, "__main__", run_as_module)
+        assert client.daemon_command() == [sys.executable, "-m", "mnemoweave"]
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
     assert client.daemon_command() == [str(tmp_path / "python"), "-m", "mnemoweave"]
 

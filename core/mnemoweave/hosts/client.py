@@ -227,11 +227,16 @@ def lock_holder(home: Where) -> tuple[int, str] | None:
 
 
 def daemon_command() -> list[str]:
-    """How to run `mnemoweave` without relying on PATH: $MNEMOWEAVE_BIN, the script next to
-    this Python, else `python -m mnemoweave`."""
+    """How to run `mnemoweave` without relying on PATH: $MNEMOWEAVE_BIN; as this process
+    was run when that was `python -m mnemoweave` (a plugin's recorded command: the daemon
+    it starts itself is started the same way, whichever starts first); the script next to
+    this Python; else `python -m mnemoweave`."""
     override = os.environ.get("MNEMOWEAVE_BIN")
     if override:
         return [override]
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if getattr(spec, "name", "") == "mnemoweave.__main__":
+        return [sys.executable, "-m", "mnemoweave"]
     script = os.path.join(os.path.dirname(sys.executable), "mnemoweave")
     if os.path.isfile(script) and os.access(script, os.X_OK):
         return [script]
