@@ -202,9 +202,8 @@ CONVERSATION = [
 ]
 
 
-@pytest.mark.parametrize("env", [{}, NO_DAEMON], ids=["daemon", "in-process"])
 def test_a_conversation_ingested_over_mcp_is_distilled_reviewed_and_woven(
-    home, tmp_path, env, real_models
+    home, tmp_path, real_models
 ):
     (home / "config.toml").unlink()  # the default embedder, as a user has it
 
@@ -220,7 +219,7 @@ def test_a_conversation_ingested_over_mcp_is_distilled_reviewed_and_woven(
         out["bad"] = await call(session, "memory_ingest", turns=[{"role": "tool", "text": "x"}])
         return out
 
-    out = run(home, body, cwd=tmp_path, env=env)
+    out = run(home, body, cwd=tmp_path)  # through the daemon its first call starts
     error, bad = out.pop("bad")
     assert error and bad.startswith("memory_ingest: bad arguments: turns.0.role:")
     assert not [(k, v) for k, (error, v) in out.items() if error]

@@ -58,13 +58,13 @@ HOOK_EVENTS = {
         "SessionStart": (10, False),
         "UserPromptSubmit": (5, False),
         "Stop": (10, False),
-        "SessionEnd": (2, False),
+        "SessionEnd": (5, False),  # the hook gives up after 1 s; a loaded machine starts it slowly
     },
     "gemini": {
         "SessionStart": (10, False),
         "BeforeAgent": (5, False),
         "AfterAgent": (10, False),
-        "SessionEnd": (2, False),
+        "SessionEnd": (5, False),
     },
 }
 TIMEOUT_UNITS = {"gemini": 1000}  # Gemini counts hook timeouts in milliseconds
