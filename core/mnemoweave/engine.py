@@ -173,10 +173,9 @@ class Engine:
 
         usable = []
         for channel in self.channels:
-            remote = getattr(channel.embedder, "remote", False)
-            if channel.name in self.catching_up or (remote and self.defer is not None):
+            if channel.name in self.catching_up or (channel.remote and self.defer is not None):
                 continue
-            if remote:
+            if channel.remote:
                 try:
                     self.query_vector(channel, query)
                 except RemoteError as exc:
@@ -255,7 +254,7 @@ class Engine:
     def _writer(self) -> Writer:
         channels = self.channels
         if self.settling:  # a remote model embeds these rows later (daemon/remote_work.py)
-            channels = [c for c in channels if not getattr(c.embedder, "remote", False)]
+            channels = [c for c in channels if not c.remote]
         return Writer(self.db, self.config, channels, self._vectors, self.pm)
 
     # --- memories -------------------------------------------------------------------------

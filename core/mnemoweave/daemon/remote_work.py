@@ -58,7 +58,7 @@ class RemoteWork:
 
         engine = self.ctx.engine
         with self.ctx.lock:
-            if not any(getattr(c.embedder, "remote", False) for c in engine.channels):
+            if not any(c.remote for c in engine.channels):
                 return False
             if not self.queue:
                 self._plan()
@@ -84,7 +84,7 @@ class RemoteWork:
         lacking: dict[str, int] = {}
         rows: dict[str, int] = {}
         for channel, table, missing, extra in gaps(engine):
-            if not getattr(channel.embedder, "remote", False):
+            if not channel.remote:
                 continue
             channel.index.delete(table, sorted(extra))
             refs = sorted(missing, key=lambda ref: int(ref[2:]))

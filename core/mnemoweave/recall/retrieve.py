@@ -54,6 +54,12 @@ class DenseChannel:
     def name(self) -> str:
         return self.embedder.name
 
+    @property
+    def remote(self) -> bool:
+        """Whether its model answers over the network (remote/): never asked on a hook's
+        behalf, and filled by the daemon's remote work."""
+        return bool(getattr(self.embedder, "remote", False))
+
 
 def channels_for(home: Path, pm: Any, embedders: Sequence[Any]) -> list[DenseChannel]:
     """A channel (with its vector index under `home`) per embedder; None entries skipped."""

@@ -82,7 +82,7 @@ def repair_steps(
     done to it. `progress(model, done, total)` hears of each model's rows embedded so far,
     out of all it lacked, first with none done (a model that lacks nothing: not at all).
     Without `remote`, a remote model's index is left to the daemon's remote work."""
-    found = [g for g in gaps(engine) if remote or not getattr(g[0].embedder, "remote", False)]
+    found = [g for g in gaps(engine) if remote or not g[0].remote]
     lacking: dict[str, int] = {}
     for channel, _, missing, _ in found:
         lacking[channel.name] = lacking.get(channel.name, 0) + len(missing)

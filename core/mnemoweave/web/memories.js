@@ -3,7 +3,7 @@ import { html, useEffect, useRef, useState } from "./vendor/preact-htm.js";
 import { ALL, KINDS, PAGE_SIZE, STATUSES, api, enc, qs } from "./api.js";
 import { EntityLinks } from "./entities.js";
 import { kindLabel, t } from "./labels.js";
-import { EditBox, EvidenceList, Explain, Id, KindBadge, Loading, Pager, ProjectName, ProjectOptions, Time, titleAdds, useApp, useLoad } from "./shared.js";
+import { EditBox, EvidenceList, Explain, Id, KindBadge, Loading, Pager, ProjectName, ProjectOptions, saveKeys, Time, titleAdds, useApp, useLoad } from "./shared.js";
 import { clip, describeWritten, fmtNum } from "./util.js";
 
 /** Title and body for a row; the title is left out when the body starts with it. */
@@ -94,15 +94,7 @@ function AddMemory({ project, onAdded, onClose }) {
       setBusy(false);
     }
   };
-  const keys = (e) => {
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      save();
-    } else if (e.key === "Escape") {
-      e.preventDefault();
-      onClose();
-    }
-  };
+  const keys = saveKeys(save, onClose);
   return html`
     <div class="add-memory edit-box" data-test="add-form">
       <div class="toolbar">

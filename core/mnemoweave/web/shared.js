@@ -243,10 +243,9 @@ function Table({ rows }) {
   `;
 }
 
-/** A text box that saves with Ctrl/Cmd+Enter and cancels with Escape (memories and cards). */
-export function EditBox({ value, rows, small, disabled, editRef, onInput, onSave, onCancel }) {
-  const size = small ? " small" : "";
-  const keys = (e) => {
+/** A key handler: Ctrl/Cmd+Enter saves, Escape cancels (every form of the page). */
+export function saveKeys(onSave, onCancel) {
+  return (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
       onSave();
@@ -255,6 +254,12 @@ export function EditBox({ value, rows, small, disabled, editRef, onInput, onSave
       onCancel();
     }
   };
+}
+
+/** A text box that saves with Ctrl/Cmd+Enter and cancels with Escape (memories and cards). */
+export function EditBox({ value, rows, small, disabled, editRef, onInput, onSave, onCancel }) {
+  const size = small ? " small" : "";
+  const keys = saveKeys(onSave, onCancel);
   return html`
     <div class="edit-box">
       <textarea data-test="edit-text" ref=${editRef} rows=${rows} value=${value}
