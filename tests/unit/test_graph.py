@@ -76,8 +76,35 @@ def test_a_word_no_dictionary_holds_is_a_name_and_an_ordinary_word_is_not():
     assert names("the webhook retries timed out, so we re-run the unbans and backfills") == {}
     assert names("Rounding must happen once.") == {}  # an ordinary first word
     assert names("Quillnote moved to Tauri.")["Quillnote"] == "name"
-    assert names("Kofi says the bot never had this.")["Kofi"] == "name"
-    assert names("Tomás wants spectators.")["Tomás"] == "name"
+    assert names("Kofi says the bot never had this.")["Kofi"] == "person"  # what people do
+    assert names("Tomás wants spectators.")["Tomás"] == "person"
+
+
+def test_a_component_is_one_thing_of_the_project_not_a_kind_of_thing():
+    # "the", "its", "our", a project's possessive: one thing; "a", "each", a number: a kind
+    assert names("The upload client retries.")["upload client"] == "component"
+    assert names("Hexfall's game server is built on Colyseus.")["game server"] == "component"
+    assert "one-off script" not in names("Subjects were copied with a one-off script.")
+    assert "dedicated server" not in names("Each dedicated server is an Agones GameServer.")
+    assert "parallel streams" not in names("It throttles us above 60 parallel streams.")
+    # a product's part is named by the product; a code span says which
+    assert "webhook endpoint" not in names("It listens on Stripe's webhook endpoint.")
+    assert "Flower dashboard" not in names("Why does the Flower dashboard show every worker?")
+    assert "materialized view" not in names("It reads the `positions` materialized view.")
+    # in Chinese: the subject of a clause, or a project's own part; not an object or a
+    # product's part
+    assert names("订单服务依赖 Stripe。")["订单服务"] == "component"
+    assert names("inkpress 的渲染服务用 WeasyPrint。")["渲染服务"] == "component"
+    assert "特征缓存" not in names("风控引擎用 Redis 做特征缓存。")
+    assert "任务队列" not in names("清缓存会把 Redis 的任务队列一起清掉。")
+    assert "network buffer" not in names("帮我看看是不是 network buffer 不够了")
+
+
+def test_initialisms_months_and_labels_are_not_names():
+    assert "GIS" not in names("表每晚从客户的 GIS 系统同步过来。")
+    assert "Mar" not in names("Decision (Mar 2024): dedup lives in the Flink job.")
+    assert "Reminder" not in names("Reminder: say so in the team channel first.")
+    assert "profiler" not in names("We ran it under the profiler and found nothing.")
 
 
 def test_commands_folders_acronyms_and_environments_written_in_prose():
@@ -180,10 +207,36 @@ def test_a_relation_starts_at_its_subject_not_at_an_object_or_a_place():
     }
 
 
+def test_a_relation_is_the_one_the_text_states():
+    # a finished switch is only a replacement, code spans read as the words around them
+    assert relations("The webhook client now uses OkHttp instead of `HttpURLConnection`.") == {
+        ("replaced_by", "httpurlconnection", "okhttp")
+    }
+    assert relations("The query filters on `paid_at` instead of `created_at`.") == set()
+    # a rule's object gets the rule, with no use beside it
+    assert relations("Kotlin 代码一律用 ktlint 格式化。") == {("rule_about", "", "ktlint")}
+    # reading an environment variable is no use; giving a variable a value no replacement
+    assert relations("Nacos 地址通过 `NACOS_ADDR` 注入。") == set()
+    assert relations("我把 `ASSET_HOST` 切到了 `https://static.example.cn`。") == set()
+    # a means is no subject, a passive subject uses nothing, a person is no rule's object
+    assert relations("媒体文件通过 `aws-sdk-s3` 写入 MinIO。") == set()
+    assert relations("SuiteSparse is only touched through scikit-sparse.") == set()
+    assert relations("Don't touch prod without telling 老周.") == set()
+    # the problem is no source of its fix; a value compared with is no rule's object
+    assert relations(
+        "The crash when the location service started (ForegroundServiceException) was fixed "
+        "by declaring `foregroundServiceType` in the manifest."
+    ) == {("fixed_by", "locationservice", "foregroundservicetype")}
+    assert relations("`ARGON2_M_COST` 禁止低于 64 MiB。") == {("rule_about", "", "argon2mcost")}
+    assert relations("PHP on prod is locked to 8.2.") == {("pinned_to", "php", "8.2")}
+
+
 def test_a_question_or_a_proposal_states_no_relation():
     assert relations("Should we move the storefront off Vercel to Cloudflare Pages?") == set()
     assert relations("何志强问 Redis 要不要换成 KeyDB？") == set()
     assert relations("建议先把 printf 换成 LOG_INF。") == set()
+    assert relations("等我们把 `grpc.Dial` 全部换成 `grpc.NewClient` 再放开。") == set()
+    assert relations("Yusuf asked whether the gateway should move from ESP-IDF to Zephyr.") == set()
     assert relations("We moved the storefront off Vercel to Netlify.") == {
         ("replaced_by", "vercel", "netlify")
     }

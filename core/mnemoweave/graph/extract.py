@@ -258,7 +258,8 @@ _NOT_NAMES = frozenset(
     _words(
         """i i'm i've i'd i'll ok okay yes no hi hey thanks please note todo fixme nb ps
         monday tuesday wednesday thursday friday saturday sunday january february march april
-        may june july august september october november december english chinese french german
+        may june july august september october november december jan feb mar apr jun jul aug
+        sep sept oct nov dec english chinese french german
         japanese spanish utc gmt am pm eta tldr faq
         api apis url urls uri json yaml toml csv xml html css http https tcp udp ip dns tls ssl
         ssh? sql nosql orm cpu gpu ram ssd hdd os vm vms ci cd pr prs mr mrs ui ux cli gui sdk
@@ -302,7 +303,9 @@ _COMPONENT_HEADS = (  # words that end a component's name; not those that mostly
     "writer|reader|buffer|unpacker|planner|feed|site|grid"
 )
 _IDENTIFIER = _lazy(r"_|\d|[a-z][A-Z]", re.A)
-_DETERMINER = _lazy(r"\b(?:the|our|all|its|their|these|those|both|\d+)\s+$", re.I | re.A)
+# the words that make a noun phrase one thing ("the upload client", "Hexfall's game server"),
+# not a kind of thing ("a one-off script", "each dedicated server", "60 parallel streams")
+_DEFINITE = _lazy(r"(?:\b(?:the|our|its|their|his|her|my|your)|(\b[\w.-]+)['’]s)\s+$", re.I | re.A)
 _COMPONENT = _lazy(rf"\b({_COMPONENT_HEADS})(s|es)?\b", re.IGNORECASE | re.A)
 # words that say which one but name nothing ("the same service", "a new table")
 _NOT_MODIFIERS = frozenset(
@@ -333,7 +336,7 @@ _ZH_ENVIRONMENTS = _lazy(r"(?:预发|生产|测试|开发|灰度|线上|预生�
 _ZH_HEADS = (
     "客户端|服务端|服务器|服务|队列|任务|接口|模块|数据库|缓存|表|集群|页面|脚本|网关|"
     "组件|插件|存储桶|桶|管道|流水线|定时任务|后台|前端|中间件|消费者|生产者|机器人|"
-    "库|容器|路由|控制器|看板|面板|系统|平台|应用|引擎|节点|界面|详情页|页|缓冲区|"
+    "容器|控制器|看板|平台|引擎|节点|界面|详情页|页|缓冲区|"
     "缓冲|网桥|端|器"
 )
 _ZH_HEAD = _lazy(rf"(?:{_ZH_HEADS})")
@@ -434,7 +437,8 @@ def _spans(text: str, known: Mapping[str, str], chinese: bool) -> Iterator[_Span
             yield _Span(m.start(), m.end(), "environment", m.group(), 4)
     for m in _ACRONYMS.finditer(prose):  # ESP-IDF
         yield _Span(m.start(), m.end(), "name", m.group(), 3)
-    yield from _components(prose)
+    if not written_in_chinese:  # a Chinese text names its components in Chinese
+        yield from _components(prose)
     if chinese and cjk_count(text):
         yield from _chinese(prose)
 
@@ -556,6 +560,13 @@ _SUBJECT_OF = _lazy(
     r"crashes|loads|owns|handles|expects|treats|logs)\b)",
     re.A,
 )
+# what only people do ("Yuki finishes the refactor", "Hannah asked"): the name is a person's
+_HUMAN_VERB = _lazy(
+    r"\s+(?:asked|asks|said|says|wants|wanted|thinks|thought|prefers|preferred|suggested|"
+    r"reported|pinged|mentioned|agreed|decided|finishes|finished|reviewed|approved|told|"
+    r"noticed|proposed|complained|owns)\b",
+    re.A,
+)
 _LOWER_SUBJECT = _lazy(
     r"(?:^|(?<=[.!?;:]\s)|(?<=\n))([a-z][a-z0-9]*(?:[-_][a-z0-9]+)*)(?=\s)", re.A
 )
@@ -600,6 +611,9 @@ _INFLECTIONS = (
     ("ing", "e"),
     ("er", ""),
     ("ers", ""),
+    ("er", "e"),  # profiler, issuer
+    ("or", "e"),  # migrator
+    ("ion", ""),  # redaction
 )
 
 
@@ -656,6 +670,7 @@ def _capitalised(text: str, chinese: bool) -> Iterator[_Span]:
         first = _starts_sentence(text, start)
         subject = len(words) == 1 and not words[0].endswith("s") and _uncommon(words[0])
         subject = subject and bool(_SUBJECT_OF.match(text, m.end()))
+        subject = subject and not (text[m.end() : m.end() + 1] == ":" and ordinary(words[0]))
         subject = subject and not (words[0].endswith("ing") and ordinary(words[0]))  # Rounding
         if first and not (subject or _unknown(words[0].lower())) and not chinese:
             words, start = words[1:], start + len(words[0]) + 1
@@ -663,7 +678,9 @@ def _capitalised(text: str, chinese: bool) -> Iterator[_Span]:
             words, start = words[1:], start + len(words[0]) + 1
         if words:
             name = " ".join(words)
-            yield _Span(start, start + len(name), "name", name, 3)
+            end = start + len(name)
+            kind = "person" if len(words) == 1 and _HUMAN_VERB.match(text, end) else "name"
+            yield _Span(start, end, kind, name, 3)
         if len(words) > 1:  # each word too: where a listed name takes one, the rest joins it
             at = start
             for word in words:
@@ -692,6 +709,7 @@ def _capitalised(text: str, chinese: bool) -> Iterator[_Span]:
             word.lower() not in _NOT_NAMES
             and word not in _NOT_ACRONYMS
             and not _VERSIONISH.match(word)
+            and not _initialism(word)
             and _uncommon(word)  # MEDIUM, DATE, ARM: a word written in capitals
         ):
             yield _Span(m.start(), m.end(), "name", m.group(), 3)
@@ -706,6 +724,9 @@ def _components(text: str) -> Iterator[_Span]:
         modifiers: list[str] = []
         cursor = m.start()
         for _ in range(2):
+            if text[:cursor].endswith("   "):  # a code span says which ("`positions` view")
+                modifiers = []
+                break
             found = re.search(r"([A-Za-z][\w-]*)\s+$", text[:cursor])
             if not found:
                 break
@@ -721,8 +742,12 @@ def _components(text: str) -> Iterator[_Span]:
                 break
             modifiers.insert(0, word)
             cursor = found.start()
-        plural = bool(m.group(2))  # "TokenVerifier caches keys": a verb, unless "the ..."
-        if modifiers and (not plural or _DETERMINER.search(text[:cursor])):
+        if modifiers and (modifiers[0][:1].isupper() or _ENVIRONMENTS.fullmatch(modifiers[0])):
+            continue  # "the Flower dashboard", "the NAT gateway", "the staging server": a
+            # product's or a place's part, named by the product or the place
+        definite = _DEFINITE.search(text[:cursor])
+        owner = definite and definite.group(1)  # "Zephyr's sensor API": a part of Zephyr
+        if modifiers and definite and not (owner and owner.lower() in names.plain):
             yield _Span(cursor, m.end(), "component", text[cursor : m.end()], 2)
 
 
@@ -749,8 +774,8 @@ def _chinese(text: str) -> Iterator[_Span]:
         word = m.group()
         if word.islower() and "-" not in word:
             continue  # checkpoint, prune, rank: as often a word as a name
-        if word in _NOT_ACRONYMS or _VERSIONISH.fullmatch(word):
-            continue  # P99, RT, LSP
+        if word in _NOT_ACRONYMS or _VERSIONISH.fullmatch(word) or _initialism(word):
+            continue  # P99, RT, LSP, GIS
         if word.lower() not in _NOT_NAMES and not _concept(word) and _uncommon(word):
             yield _Span(m.start(), m.end(), "name", word, 3)
     for m in _ZH_ENVIRONMENTS.finditer(text):
@@ -778,7 +803,33 @@ def _chinese(text: str) -> Iterator[_Span]:
         ):
             j = k
         start = offsets[j]
-        yield _Span(start, m.end(), "component", text[start : m.end()], 2)
+        if _zh_subject(text, start):
+            yield _Span(start, m.end(), "component", text[start : m.end()], 2)
+
+
+# where a clause opens: punctuation, a list's mark, a conjunction, a verb of saying ("老周说")
+_ZH_CLAUSE_START = _lazy(
+    r"(?:^|[：:，,。；;！？!?\n（(、]|[-*>]|\d\.|和|与|及|或|说|提醒|觉得|认为|反馈)\s*$"
+)
+_ZH_OWNER = _lazy(r"(?<![\w.-])([A-Za-z][\w.-]*|(?:预发|生产|测试|开发|灰度|线上)环境)\s*的$", re.A)
+
+
+def _zh_subject(text: str, start: int) -> bool:
+    """A Chinese noun phrase names a component of the project where it opens a clause (its
+    subject: "订单服务依赖 Stripe"), or is a project's own part ("inkpress 的渲染服务",
+    "预发环境的支付回调接口"); after a verb or a product it is mostly a kind of thing ("用
+    Redis 做特征缓存", "ACF Pro 的选项页", "Synapse 管理接口")."""
+    before = text[max(0, start - 40) : start]
+    if _ZH_CLAUSE_START.search(before):
+        return True
+    owner = _ZH_OWNER.search(before)
+    return owner is not None and owner.group(1).lower() not in _names().plain
+
+
+def _initialism(word: str) -> bool:
+    """Two to four capitals ("GIS", "SRE", "HEIC"): as often a term as a product's name, so
+    a name only where the list of names holds it."""
+    return 2 <= len(word) <= 4 and word.isalpha() and word.isupper()
 
 
 def _zh_modifier(word: str, flag: str) -> bool:
@@ -914,7 +965,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str], tuple[int, int]]] = [
     ),
     (
         "replaced_by",
-        _lazy(rf"{_E}\s+(?:instead of|rather than|in place of)\s+(?:the\s+)?{_E}", re.I),
+        _lazy(  # "now uses OkHttp instead of X"; not "filters on X instead of Y" (a bug)
+            rf"\b(?:uses?|using|used|now|chose|choose|picked|went with|switched to|moved to|"
+            rf"prefers?|preferred|through|via|with)\s+(?:the\s+)?{_E}\s+(?:instead of|rather than|"
+            rf"in place of)\s+(?:the\s+|raw\s+|plain\s+)?{_E}",
+            re.I,
+        ),
         (2, 1),
     ),
     ("replaced_by", _lazy(rf"{_E}\s*(?:→|->|=>)\s*{_E}"), (1, 2)),
@@ -957,10 +1013,14 @@ _PATTERNS: list[tuple[str, re.Pattern[str], tuple[int, int]]] = [
     ),
     (
         "depends_on",
-        _lazy(rf"{_E}{_GAP}\s(?:depends on|relies on|requires|needs)\s+(?:the\s+|a\s+)?{_E}", re.I),
+        _lazy(
+            rf"{_E}(?:\s*\([^()§]*(?:§\d+§[^()§]*)*\))?{_GAP}\s(?:depends on|relies on|requires|"
+            rf"needs)\s+(?:the\s+|a\s+)?{_E}",
+            re.I,
+        ),
         (1, 2),
     ),
-    ("depends_on", _lazy(rf"{_E}{_ZGAP}(?:依赖于?|需要|要求)\s*{_E}"), (1, 2)),
+    ("depends_on", _lazy(rf"{_E}{_ZGAP_OWN}(?:依赖于?|需要)\s*{_E}"), (1, 2)),
     (
         "uses",
         _lazy(
@@ -977,7 +1037,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], tuple[int, int]]] = [
         _lazy(
             rf"{_E}(?:\s*[（(][^()（）§]*(?:§\d+§[^()（）§]*)*[)）])?{_ZGAP_OWN}"
             rf"(?<![不再没别改换])(?<!原来|以前|之前|过去|曾经|早先)(?:使用|用的是|是用|用了|用|采用|基于|通过|调用|跑在|部署在|存在|写入|"
-            rf"读取|接的是|接入了?|接了)\s*{_E}(?!{_ZGAP}(?:替代|替换|取代|代替|换成|做\s*\S*替))"
+            rf"读取|接的是|接入了?|接了)\s*{_E}(?!{_ZGAP}(?:替代|替换|取代|代替|换成|做\s*\S*替|修复|解决|修好|锁定|固定))"
         ),
         (1, 2),
     ),
@@ -1015,9 +1075,15 @@ _FIXED_ZH = _lazy(
 )
 _CLAUSE_END = _lazy(r"[,;:，；：]")
 _SET_TO = _lazy(
-    r"\b(?:be|stay|remain|set to|equal|point (?:at|to))\b|设为|设置为|设成|等于|为$|是$", re.I
+    r"\b(?:be|stay|remain|set to|equal|point (?:at|to)|exceed|go (?:below|above)|(?:more|less|"
+    r"fewer|lower|higher) than)\b|设为|设置为|设成|等于|为$|是$|低于|高于|超过|少于|小于|大于|不足",
+    re.I,
 )
 _RULE_FIRST = _lazy(r"(?:^|[,;:，；：(（])\s*(?:please\s+|以后|今后|所有|任何)?\s*$", re.I)
+
+
+def _rule_word(text: str) -> bool:
+    return bool(_MUST.search(text) or _ORDER.search(text))
 
 
 def _head(line: str, index: int) -> int:
@@ -1052,14 +1118,29 @@ _AFTER_PREPOSITION = _lazy(
     r"(?:the\s+|its\s+|their\s+|our\s+|a\s+|an\s+)?$",
     re.I,
 )
+_QUOTED_MARK = _lazy(rf"`({_E})`")
+# a Chinese preposition before a mention makes it a means or a place, not the subject ("通过
+# aws-sdk-s3 写入 MinIO", "把 X 写入 Y")
+_PREPOSITION_ZH = _lazy(r"(?:通过|经过|借助|用|把|将|从|向|给|对|跟|与|和|在|往|由)\s*$")
+
+
+def _instrument(line: str, index: int) -> bool:
+    return bool(_PREPOSITION_ZH.search(line[: line.index(_MARK.format(index))]))
+
+
 _OWNED = _lazy(rf"\s*的\s*[`'\"“]?{_E}")
-_OWNER = _lazy(rf"{_E}\s+(?:in|of)\s+(?:the\s+)?$", re.I)
+_OWNER = _lazy(rf"{_E}\s+(?:in|of|on)\s+(?:the\s+)?$", re.I)
+
+
+def _problem(key: str) -> bool:
+    """An exception's or an error's name: the problem, not what had it."""
+    return key.endswith(("exception", "error", "panic", "fault"))
 
 
 def _first(indexes: list[int], kinds: list[str]) -> int | None:
-    """The first mention that is not an environment (a rule or a fix is about what is
-    used there, not about the place)."""
-    return next((i for i in indexes if kinds[i] != "environment"), None)
+    """The first mention that is not an environment or a person (a rule or a fix is about
+    what is used there, not about the place or whom to ask)."""
+    return next((i for i in indexes if kinds[i] not in ("environment", "person")), None)
 
 
 def _fixed(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
@@ -1068,6 +1149,7 @@ def _fixed(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
     out = []
     for m in _FIXED_BY.finditer(line):
         before = [int(i) for i in re.findall(_E, line[: m.start()])][::-1]
+        before = [i for i in before if not _problem(keys[i])]
         clause = _CLAUSE_END.split(line[m.end() :], maxsplit=1)[0]
         after = [int(i) for i in re.findall(_E, clause)]
         source, target = _first(before, kinds), _first(after, kinds)
@@ -1077,6 +1159,7 @@ def _fixed(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
         target = int(m.group(1))
         before = [int(i) for i in re.findall(_E, line[: m.start()])]
         source = _first(before, kinds)
+        source = None if source is None else _head(line, source)  # "A 的 B 死循环": B's
         if source is not None and keys[source] != keys[target]:
             out.append(Relation("fixed_by", keys[source], keys[target]))
     return out
@@ -1124,6 +1207,7 @@ def relations(text: str, found: list[Mention]) -> list[Relation]:
     """The typed relations `text` states between its mentions, clause by clause."""
     out: list[Relation] = []
     for sentence in _SENTENCE.finditer(text):
+        first = len(out)
         inside = [m for m in found if sentence.start() <= m.start and m.end <= sentence.end()]
         if not inside:
             continue
@@ -1133,7 +1217,7 @@ def relations(text: str, found: list[Mention]) -> list[Relation]:
             marked.append(_MARK.format(index))
             cursor = mention.end
         marked.append(text[cursor : sentence.end()])
-        line = "".join(marked)
+        line = _QUOTED_MARK.sub(r"\1", "".join(marked))  # "instead of `X`" reads as of X
         keys = [m.key for m in inside]
         tentative = line.rstrip().endswith(("?", "？")) or bool(_TENTATIVE.search(line))
         for kind, pattern, (source, target) in [] if tentative else _PATTERNS:
@@ -1142,7 +1226,15 @@ def relations(text: str, found: list[Mention]) -> list[Relation]:
                 a, b = keys[i], keys[j]
                 if kind == "replaced_by" and "environment" in (inside[i].kind, inside[j].kind):
                     continue  # "the key was replaced by staging's": a place replaces nothing
-                subject = kind in ("uses", "depends_on") and _object(line, i)
+                if kind == "replaced_by" and inside[i].kind == "env":
+                    continue  # "把 ASSET_HOST 切到 https://...": a variable gets a value
+                if kind in ("uses", "depends_on") and inside[j].kind == "env":
+                    continue  # reading an environment variable is no use of a thing
+                if kind in ("uses", "depends_on") and _rule_word(m.group()):
+                    continue  # "X 一律用 Y", "X must use Y": a rule about Y, not a use
+                subject = kind in ("uses", "depends_on") and (
+                    _object(line, i) or _instrument(line, i)
+                )
                 if target > source and (inside[i].kind in _NOT_USERS or subject):
                     continue  # "Priya uses ...", "production goes through Teleport", "writes
                     # to SQLite through rusqlite"
@@ -1159,12 +1251,17 @@ def relations(text: str, found: list[Mention]) -> list[Relation]:
                     version = (
                         m.group(2) + m.group(3) if m.group(2) not in ("==", "@") else m.group(3)
                     )
-                out.append(Relation("pinned_to", keys[int(m.group(1))], version.replace(" ", "")))
+                pinned = keys[_head(line, int(m.group(1)))]  # "PHP on the Forge servers"
+                out.append(Relation("pinned_to", pinned, version.replace(" ", "")))
         kinds = [m.kind for m in inside]
         if not tentative:
             out += _through(line, keys, kinds)
             out += _fixed(line, keys, kinds)
         out += _rule(line, keys, kinds)
+        # a finished switch is a replacement, not a use of the new thing as well ("now uses
+        # OkHttp instead of HttpURLConnection")
+        new = {r.target for r in out[first:] if r.type == "replaced_by"}
+        out[first:] = [r for r in out[first:] if not (r.type == "uses" and r.target in new)]
     return list(dict.fromkeys(out))
 
 
@@ -1172,7 +1269,8 @@ def relations(text: str, found: list[Mention]) -> list[Relation]:
 _TENTATIVE = _lazy(
     r"\b(?:should we|could we|can we|shall we|what if|would|might|maybe|consider(?:ing)?|"
     r"propos(?:e|ed|al)|suggest(?:s|ed)?|plan(?:s|ning)? to|thinking about|wants? to|"
-    r"I'd|we'd|let's|floated|floats)\b|建议|要不要|是否|是不是|能不能|可不可以|如果|打算|计划|"
+    r"I'd|we'd|let's|floated|floats|once we|until we|when we|whether)\b|建议|等我们|等到|"
+    r"要不要|是否|是不是|能不能|可不可以|如果|打算|计划|"
     r"考虑|准备|想把|不如|干脆|提议|提过|提出",
     re.I,
 )
@@ -1188,12 +1286,15 @@ def _through(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
         before = [int(i) for i in re.findall(_E, clause)]
         if not before or kinds[before[0]] in _NOT_USERS or _object(line, before[0]):
             continue  # "production goes through Teleport", "writes to SQLite through ..."
+        if _PASSIVE.search(clause[clause.index(_MARK.format(before[0])) :]):
+            continue  # "SuiteSparse is only touched through scikit-sparse": it is used
         a, b = keys[_head(line, before[0])], keys[_head(line, int(m.group(1)))]
         if a != b:
             out.append(Relation("uses", a, b))
     return out
 
 
+_PASSIVE = _lazy(r"\b(?:is|are|was|were|been|be|gets?|got)\s+(?:\w+ly\s+|only\s+)*\w+ed\b", re.I)
 _ALIAS = _lazy(
     rf"{_E}\s*[(（]\s*(?:aka\s+|a\.k\.a\.?\s+|即|也就是|i\.e\.?,?\s+)?{_E}\s*[)）]"
     rf"|{_E}\s*,?\s*(?:aka|a\.k\.a\.|also called|also known as|即|也叫|又叫|也就是)\s+{_E}",
