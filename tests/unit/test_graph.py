@@ -101,6 +101,8 @@ def test_a_component_is_one_thing_of_the_project_not_a_kind_of_thing():
 
 
 def test_initialisms_months_and_labels_are_not_names():
+    assert names("WebSocket 用 Boost.Beast 就够了。") == {"Boost.Beast": "code"}  # a protocol
+    assert names("LLVM 后端在 feature 后面。") == {"LLVM": "software"}  # a listed one is
     assert "GIS" not in names("表每晚从客户的 GIS 系统同步过来。")
     assert "Mar" not in names("Decision (Mar 2024): dedup lives in the Flink job.")
     assert "Reminder" not in names("Reminder: say so in the team channel first.")
@@ -115,8 +117,8 @@ def test_commands_folders_acronyms_and_environments_written_in_prose():
         "dbt build": "command",
         "legacy/": "file",
     }
-    assert names("The gateway is an ESP-IDF project in C#.") == {
-        "ESP-IDF": "name",
+    assert names("The gateway is an NCS-IDF project in C#.") == {  # written as ESP-IDF is
+        "NCS-IDF": "name",
         "C#": "software",
     }
     assert "dev" not in names("Install it in dev mode.")
@@ -228,6 +230,12 @@ def test_a_relation_is_the_one_the_text_states():
         "by declaring `foregroundServiceType` in the manifest."
     ) == {("fixed_by", "locationservice", "foregroundservicetype")}
     assert relations("`ARGON2_M_COST` 禁止低于 64 MiB。") == {("rule_about", "", "argon2mcost")}
+    # a place or a time a rule applies in is not what it is about
+    assert relations("Android 上 Hermes 必须开启。") == {("rule_about", "", "hermes")}
+    assert relations("上传器必须等 `match_end` 事件之后再传。") == {("rule_about", "", "上传器")}
+    # what a thing does through something it uses; what belongs to a mention is not it
+    assert relations("The eval harness uses vLLM through `VLLMWrapper`.") == set()
+    assert relations("靠把 `gmv_rt_10s` 的表引擎换成 ReplacingMergeTree 修复。") == set()
     assert relations("PHP on prod is locked to 8.2.") == {("pinned_to", "php", "8.2")}
 
 
@@ -236,6 +244,11 @@ def test_a_question_or_a_proposal_states_no_relation():
     assert relations("何志强问 Redis 要不要换成 KeyDB？") == set()
     assert relations("建议先把 printf 换成 LOG_INF。") == set()
     assert relations("等我们把 `grpc.Dial` 全部换成 `grpc.NewClient` 再放开。") == set()
+    assert relations("需要把 `dbt-presto` 换成 `dbt-trino`。") == set()  # still to do
+    assert relations("Singularity 镜像得换成 Docker 镜像。") == set()
+    assert relations("The crash in `a.pyx` is fixed by `as_real`; no need to pin Cython.") == {
+        ("fixed_by", "a.pyx", "asreal")
+    }
     assert relations("Yusuf asked whether the gateway should move from ESP-IDF to Zephyr.") == set()
     assert relations("We moved the storefront off Vercel to Netlify.") == {
         ("replaced_by", "vercel", "netlify")

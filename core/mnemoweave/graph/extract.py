@@ -443,6 +443,9 @@ def _spans(text: str, known: Mapping[str, str], chinese: bool) -> Iterator[_Span
         yield from _chinese(prose)
 
 
+_PROTOCOLS = frozenset({"websocket", "webrtc", "oauth", "openid", "webhook"})
+
+
 def _case_word(m: re.Match[str]) -> bool:
     """The name of a way of writing names ("snake_case", "camelCase"), not a name."""
     return m.group().lower().replace("_", "").replace("-", "") in _CASE_WORDS
@@ -924,6 +927,8 @@ def mentions(
     out = []
     for span in _joined(text, _resolve(list(_spans(text, known or {}, chinese)))):
         k = key(span.name)
+        if k in _PROTOCOLS:
+            continue  # a protocol is no entity, however it is written
         if k and len(k) > 1 or cjk_count(k):
             out.append(Mention(span.name, k, span.kind, span.start, span.end))
     return out
@@ -982,7 +987,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], tuple[int, int]]] = [
     ),
     (
         "replaced_by",
-        _lazy(rf"{_E}{_ZGAP}(?:换成|换为|替换成|替换为|迁移到|迁到|切换到|切到)了?\s*{_E}"),
+        _lazy(rf"{_E}{_ZGAP_OWN}(?:换成|换为|替换成|替换为|迁移到|迁到|切换到|切到)了?\s*{_E}"),
         (1, 2),
     ),
     (
@@ -1099,12 +1104,22 @@ def _head(line: str, index: int) -> int:
 
 
 def _placed(line: str, index: int) -> bool:
-    """The mention says where ("在 X 里", "在 X 的 macOS runner 上"), not what."""
+    """The mention says where or when ("在 X 里", "在 X 的 macOS runner 上", "Android 上",
+    "在 X 之前", "等 X 之后", "until X"), not what."""
     mark = _MARK.format(index)
-    return any(mark in m.group() for m in _PLACE_ZH.finditer(line))
+    at = line.index(mark)
+    return (
+        any(mark in m.group() for m in _PLACE_ZH.finditer(line))
+        or bool(_POSTPOSITION.match(line, at + len(mark)))
+        or bool(_CONDITION.search(line[:at]))
+    )
 
 
-_PLACE_ZH = _lazy(r"在[^，。；！？,;\n在]{0,30}?(?:里|中|上|内|下)")
+_PLACE_ZH = _lazy(r"在[^，。；！？,;\n在]{0,30}?(?:里|中|上|内|下|之前|之后|以前|以后)")
+_POSTPOSITION = _lazy(r"\s*(?:上|里)(?![\u4e00-\u9fff])")  # "Android 上 Hermes 必须开启"
+_CONDITION = _lazy(
+    r"(?:\b(?:until|after|before|unless)|等到?|直到|除非)\s*(?:the\s+)?[`'\"]?$", re.I
+)
 
 
 def _object(line: str, index: int) -> bool:
@@ -1269,7 +1284,8 @@ def relations(text: str, found: list[Mention]) -> list[Relation]:
 _TENTATIVE = _lazy(
     r"\b(?:should we|could we|can we|shall we|what if|would|might|maybe|consider(?:ing)?|"
     r"propos(?:e|ed|al)|suggest(?:s|ed)?|plan(?:s|ning)? to|thinking about|wants? to|"
-    r"I'd|we'd|let's|floated|floats|once we|until we|when we|whether)\b|建议|等我们|等到|"
+    r"I'd|we'd|let's|floated|floats|once we|until we|when we|whether|should|(?<!no )needs? to|"
+    r"ha(?:ve|s) to)\b|建议|等我们|等到|需要把|得把|要把|应该|应当|得换|得改|"
     r"要不要|是否|是不是|能不能|可不可以|如果|打算|计划|"
     r"考虑|准备|想把|不如|干脆|提议|提过|提出",
     re.I,
@@ -1286,6 +1302,8 @@ def _through(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
         before = [int(i) for i in re.findall(_E, clause)]
         if not before or kinds[before[0]] in _NOT_USERS or _object(line, before[0]):
             continue  # "production goes through Teleport", "writes to SQLite through ..."
+        if _USED.search(clause[: clause.index(_MARK.format(before[0]))]):
+            continue  # "the harness uses vLLM through X": vLLM is what is used, no user
         if _PASSIVE.search(clause[clause.index(_MARK.format(before[0])) :]):
             continue  # "SuiteSparse is only touched through scikit-sparse": it is used
         a, b = keys[_head(line, before[0])], keys[_head(line, int(m.group(1)))]
@@ -1294,6 +1312,9 @@ def _through(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
     return out
 
 
+_USED = _lazy(
+    r"\b(?:uses|using|used|calls|calling|called|loads|loading|runs|running)\s+(?:the\s+)?$"
+)
 _PASSIVE = _lazy(r"\b(?:is|are|was|were|been|be|gets?|got)\s+(?:\w+ly\s+|only\s+)*\w+ed\b", re.I)
 _ALIAS = _lazy(
     rf"{_E}\s*[(（]\s*(?:aka\s+|a\.k\.a\.?\s+|即|也就是|i\.e\.?,?\s+)?{_E}\s*[)）]"
