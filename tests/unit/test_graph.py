@@ -98,6 +98,10 @@ def test_a_component_is_one_thing_of_the_project_not_a_kind_of_thing():
     assert "特征缓存" not in names("风控引擎用 Redis 做特征缓存。")
     assert "任务队列" not in names("清缓存会把 Redis 的任务队列一起清掉。")
     assert "network buffer" not in names("帮我看看是不是 network buffer 不够了")
+    # a clause's subject is its whole noun phrase, however jieba tags its words
+    assert names("规则：作业提交服务不要直接写库。") == {"作业提交服务": "component"}
+    assert names("危急值通知任务 10 分钟内推送。") == {"危急值通知任务": "component"}
+    assert names("更新订单服务的配置。") == {}  # an order, not a name
 
 
 def test_initialisms_months_and_labels_are_not_names():
@@ -107,6 +111,8 @@ def test_initialisms_months_and_labels_are_not_names():
     assert "Mar" not in names("Decision (Mar 2024): dedup lives in the Flink job.")
     assert "Reminder" not in names("Reminder: say so in the team channel first.")
     assert "profiler" not in names("We ran it under the profiler and found nothing.")
+    assert names("the binlog, the plaintext and the payouts") == {}  # developers' words
+    assert names("Shouldn't the merge keep both?") == {}
 
 
 def test_commands_folders_acronyms_and_environments_written_in_prose():

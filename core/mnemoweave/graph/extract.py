@@ -337,7 +337,7 @@ _ZH_HEADS = (
     "客户端|服务端|服务器|服务|队列|任务|接口|模块|数据库|缓存|表|集群|页面|脚本|网关|"
     "组件|插件|存储桶|桶|管道|流水线|定时任务|后台|前端|中间件|消费者|生产者|机器人|"
     "容器|控制器|看板|平台|引擎|节点|界面|详情页|页|缓冲区|"
-    "缓冲|网桥|端|器"
+    "缓冲|网桥|控制台|端|器"
 )
 _ZH_HEAD = _lazy(rf"(?:{_ZH_HEADS})")
 _ZH_PROPER = frozenset({"nr", "nt"})  # people and organisations (place and other proper
@@ -551,7 +551,9 @@ def _guard_passes(
     return bool(_SOFTWARE_WORDS.search(around) or _SOFTWARE_VERB.search(text[:start]))
 
 
-_CAPITALISED = _lazy(r"\b[A-Z][a-zß-ÿ]+(?:[ -][A-Z][a-zß-ÿ]+)*(?![\wß-ÿ])", re.A)  # Tomás
+_CAPITALISED = _lazy(  # Tomás; not "Shouldn't"
+    r"\b[A-Z][a-zß-ÿ]+(?:[ -][A-Z][a-zß-ÿ]+)*(?![\wß-ÿ]|['’]t\b)", re.A
+)
 _VERSIONISH = _lazy(r"(?:V\d|P\d|\d)\w*", re.A)
 _ACRONYM = _lazy(r"(?<![\w.-])[A-Z][A-Z0-9]{1,7}(?![\w-])", re.A)
 # what follows a name as the subject of its sentence: a verb, or a pause ("Priya:", "Bob,")
@@ -791,6 +793,10 @@ def _chinese(text: str) -> Iterator[_Span]:
             i = ends[m.end()]  # a word ending in 器: 滤波器, 浏览器
         else:
             continue  # inside a word: 服务 in 服务器 is found as 服务器
+        phrase = _zh_phrase(text, words, offsets, i)
+        if phrase is not None:  # a clause's subject: its whole noun phrase (学习报告任务)
+            yield _Span(phrase, m.end(), "component", text[phrase : m.end()], 2)
+            continue
         j = i - 1
         while j >= 0 and words[j][0].isspace():
             j -= 1
@@ -808,6 +814,37 @@ def _chinese(text: str) -> Iterator[_Span]:
         start = offsets[j]
         if _zh_subject(text, start):
             yield _Span(start, m.end(), "component", text[start : m.end()], 2)
+
+
+_ZH_FUNCTION = frozenset({"u", "uj", "ul", "p", "c", "r", "m", "q", "t", "f", "x", "y", "e"})
+_ZH_NOT_FIRST = frozenset({"d", "ad", "v", "vd"})  # 直接, 一直; an order's verb: 更新订单服务
+PHRASE_CHARS = 6  # the longest noun phrase before a head word read as one name (危急值通知)
+
+
+def _zh_phrase(
+    text: str, words: list[tuple[str, str]], offsets: list[int], head: int
+) -> int | None:
+    """Where the noun phrase before a head word starts, if it opens a clause: the Chinese
+    words up to the clause's start, none a function word, the first no adverb or bare verb
+    ("菜单同步任务", "危急值通知任务"; not "直接写任务", "更新订单服务")."""
+    k = head
+    while k > 0:
+        word, flag = words[k - 1]
+        if flag in _ZH_FUNCTION or flag == "nr" or cjk_count(word) != len(word):
+            break  # a function word, a person, a Latin word
+        if word in _ZH_STOPS or _ZH_CLAUSE_START.search(word):
+            break  # 的, 在, 是; 说, 提醒: a clause opens after it
+        k -= 1
+    if k == head or offsets[head] - offsets[k] > PHRASE_CHARS:
+        return None
+    first, flag = words[k]
+    if flag in _ZH_NOT_FIRST or first in _ZH_NOT_MODIFIERS or len(first) < 2 and k + 1 == head:
+        return None
+    before = text[max(0, offsets[k] - 40) : offsets[k]]
+    return offsets[k] if _ZH_CLAUSE_START.search(before) else None
+
+
+_ZH_STOPS = frozenset(_words("的 了 在 把 被 给 和 与 及 或 是 有 就 都 也 还 要 会 能 先 再 又"))
 
 
 # where a clause opens: punctuation, a list's mark, a conjunction, a verb of saying ("老周说")
