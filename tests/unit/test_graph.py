@@ -294,6 +294,35 @@ def test_memories_are_read_into_entities_relations_and_a_timeline(engine):
     assert [step["memory"] for step in client["timeline"]] == [m["id"] for m in client["memories"]]
 
 
+def test_a_text_read_with_older_rules_is_read_again(engine):
+    ref = int(engine.remember("Each dedicated server is an Agones GameServer.").ref[2:])
+
+    def named() -> set[str]:
+        rows = engine.db.execute(
+            "SELECT e.name FROM mentions m JOIN entities e ON e.id = m.entity"
+            " WHERE m.ref_table = 'memories' AND m.ref_id = ?",
+            (ref,),
+        )
+        return {row[0] for row in rows}
+
+    build.catch_up(engine.db)
+    assert named() == {"Agones GameServer"}
+    # as an older version read it: a kind of thing taken for a component
+    engine.db.execute(
+        "INSERT INTO entities (key, name, kind) VALUES ('dedicatedserver', 'dedicated server',"
+        " 'component')"
+    )
+    engine.db.execute(
+        "INSERT INTO mentions (entity, ref_table, ref_id, name) SELECT id, 'memories', ?,"
+        " name FROM entities WHERE key = 'dedicatedserver'",
+        (ref,),
+    )
+    engine.db.execute("UPDATE graphed SET stamp = 'older' WHERE ref_table = 'memories'")
+    assert build.catch_up(engine.db) == 1
+    assert named() == {"Agones GameServer"}
+    assert build.catch_up(engine.db) == 0  # read with these rules: current
+
+
 def test_a_superseded_memory_keeps_its_relations_as_past_and_a_trashed_one_leaves(engine):
     old = engine.remember("The upload service uses urllib3.", importance=3).ref
     new = engine.remember("The upload service uses httpx.", importance=3).ref

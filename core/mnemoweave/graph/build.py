@@ -14,7 +14,7 @@ from mnemoweave.store import graph as graph_table
 from mnemoweave.store.db import transaction
 from mnemoweave.text import cjk_count
 
-RULES = "1"  # the version of the extraction rules: a text read with others is read again
+RULES = "2"  # the version of the extraction rules: a text read with others is read again
 BATCH = 16
 TEXT_LIMIT = 4000  # characters of a long turn read (a pasted log names little more)
 
