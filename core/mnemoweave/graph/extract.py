@@ -443,9 +443,6 @@ def _spans(text: str, known: Mapping[str, str], chinese: bool) -> Iterator[_Span
         yield from _chinese(prose)
 
 
-_PROTOCOLS = frozenset({"websocket", "webrtc", "oauth", "openid", "webhook"})
-
-
 def _case_word(m: re.Match[str]) -> bool:
     """The name of a way of writing names ("snake_case", "camelCase"), not a name."""
     return m.group().lower().replace("_", "").replace("-", "") in _CASE_WORDS
@@ -840,8 +837,7 @@ def _zh_phrase(
     first, flag = words[k]
     if flag in _ZH_NOT_FIRST or first in _ZH_NOT_MODIFIERS or len(first) < 2 and k + 1 == head:
         return None
-    before = text[max(0, offsets[k] - 40) : offsets[k]]
-    return offsets[k] if _ZH_CLAUSE_START.search(before) else None
+    return offsets[k] if _opens_clause(text, offsets[k]) else None
 
 
 _ZH_STOPS = frozenset(_words("的 了 在 把 被 给 和 与 及 或 是 有 就 都 也 还 要 会 能 先 再 又"))
@@ -854,15 +850,18 @@ _ZH_CLAUSE_START = _lazy(
 _ZH_OWNER = _lazy(r"(?<![\w.-])([A-Za-z][\w.-]*|(?:预发|生产|测试|开发|灰度|线上)环境)\s*的$", re.A)
 
 
+def _opens_clause(text: str, at: int) -> bool:
+    return bool(_ZH_CLAUSE_START.search(text[max(0, at - 40) : at]))
+
+
 def _zh_subject(text: str, start: int) -> bool:
     """A Chinese noun phrase names a component of the project where it opens a clause (its
     subject: "订单服务依赖 Stripe"), or is a project's own part ("inkpress 的渲染服务",
     "预发环境的支付回调接口"); after a verb or a product it is mostly a kind of thing ("用
     Redis 做特征缓存", "ACF Pro 的选项页", "Synapse 管理接口")."""
-    before = text[max(0, start - 40) : start]
-    if _ZH_CLAUSE_START.search(before):
+    if _opens_clause(text, start):
         return True
-    owner = _ZH_OWNER.search(before)
+    owner = _ZH_OWNER.search(text[max(0, start - 40) : start])
     return owner is not None and owner.group(1).lower() not in _names().plain
 
 
@@ -952,6 +951,9 @@ def _joined(text: str, spans: list[_Span]) -> list[_Span]:
         else:
             out.append(span)
     return out
+
+
+_PROTOCOLS = frozenset({"websocket", "webrtc", "oauth", "openid", "webhook"})
 
 
 def mentions(
@@ -1160,9 +1162,11 @@ _CONDITION = _lazy(
 
 
 def _object(line: str, index: int) -> bool:
-    """The mention is the object of a preposition ("to SQLite", "on the cluster"), so it is
-    not the subject of the verb after it."""
-    return bool(_AFTER_PREPOSITION.search(line[: line.index(_MARK.format(index))]))
+    """The mention is the object of a preposition ("to SQLite", "on the cluster", "通过
+    aws-sdk-s3 写入 MinIO", "把 X 写入 Y"): a means or a place, not the subject of the verb
+    after it."""
+    before = line[: line.index(_MARK.format(index))]
+    return bool(_AFTER_PREPOSITION.search(before) or _PREPOSITION_ZH.search(before))
 
 
 _AFTER_PREPOSITION = _lazy(
@@ -1170,16 +1174,8 @@ _AFTER_PREPOSITION = _lazy(
     r"(?:the\s+|its\s+|their\s+|our\s+|a\s+|an\s+)?$",
     re.I,
 )
-_QUOTED_MARK = _lazy(rf"`({_E})`")
-# a Chinese preposition before a mention makes it a means or a place, not the subject ("通过
-# aws-sdk-s3 写入 MinIO", "把 X 写入 Y")
 _PREPOSITION_ZH = _lazy(r"(?:通过|经过|借助|用|把|将|从|向|给|对|跟|与|和|在|往|由)\s*$")
-
-
-def _instrument(line: str, index: int) -> bool:
-    return bool(_PREPOSITION_ZH.search(line[: line.index(_MARK.format(index))]))
-
-
+_QUOTED_MARK = _lazy(rf"`({_E})`")
 _OWNED = _lazy(rf"\s*的\s*[`'\"“]?{_E}")
 _OWNER = _lazy(rf"{_E}\s+(?:in|of|on)\s+(?:the\s+)?$", re.I)
 
@@ -1284,9 +1280,7 @@ def relations(text: str, found: list[Mention]) -> list[Relation]:
                     continue  # reading an environment variable is no use of a thing
                 if kind in ("uses", "depends_on") and _rule_word(m.group()):
                     continue  # "X 一律用 Y", "X must use Y": a rule about Y, not a use
-                subject = kind in ("uses", "depends_on") and (
-                    _object(line, i) or _instrument(line, i)
-                )
+                subject = kind in ("uses", "depends_on") and _object(line, i)
                 if target > source and (inside[i].kind in _NOT_USERS or subject):
                     continue  # "Priya uses ...", "production goes through Teleport", "writes
                     # to SQLite through rusqlite"
@@ -1339,9 +1333,10 @@ def _through(line: str, keys: list[str], kinds: list[str]) -> list[Relation]:
         before = [int(i) for i in re.findall(_E, clause)]
         if not before or kinds[before[0]] in _NOT_USERS or _object(line, before[0]):
             continue  # "production goes through Teleport", "writes to SQLite through ..."
-        if _USED.search(clause[: clause.index(_MARK.format(before[0]))]):
+        at = clause.index(_MARK.format(before[0]))
+        if _USED.search(clause[:at]):
             continue  # "the harness uses vLLM through X": vLLM is what is used, no user
-        if _PASSIVE.search(clause[clause.index(_MARK.format(before[0])) :]):
+        if _PASSIVE.search(clause[at:]):
             continue  # "SuiteSparse is only touched through scikit-sparse": it is used
         a, b = keys[_head(line, before[0])], keys[_head(line, int(m.group(1)))]
         if a != b:
